@@ -1,0 +1,119 @@
+"""The model contract: the one interface every explorer consumes.
+
+Every checker in kmc (local BFS, Spark BFS, simulation, the Hypothesis machine) sees a model only
+through :class:`Model` and its :class:`Property` list. Nothing in ``explorer/`` or
+``spark_explore/`` knows about Kafka; the Kafka controller model in ``model/`` implements this
+contract, and so do the toy models in ``tests/toy_models/`` that test the explorers.
+
+The contract follows Stateright's ``Model`` trait: initial states, the enabled actions of a state in
+a deterministic order, the successor of a state under an action, named properties, and a boundary.
+On top of that, states must be convertible to canonical bytes (for stable fingerprints and so that
+Spark workers, which are other processes, can ship them) and back.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Generic, Protocol, TypeVar
+
+import attrs
+
+S = TypeVar("S")
+A = TypeVar("A")
+
+#: Evidence a property returns: JSON-able data naming what failed (partition, brokers, states...).
+Evidence = Mapping[str, Any]
+
+
+class PropertyKind(enum.Enum):
+    """When a property is checked and what finding it means.
+
+    ALWAYS: a state predicate checked on every distinct reachable state; evidence means a violation.
+    SOMETIMES: a state predicate; evidence means an example was found. One that is never found in a
+        complete search is reported: the scenario is vacuous for it.
+    ACTION_ALWAYS: a transition predicate ``(prev, action, next)`` checked on every generated
+        transition; evidence means a violation.
+    ACTION_SOMETIMES: a transition predicate; evidence means an example was found.
+    """
+
+    ALWAYS = "always"
+    SOMETIMES = "sometimes"
+    ACTION_ALWAYS = "action_always"
+    ACTION_SOMETIMES = "action_sometimes"
+
+    @property
+    def on_transition(self) -> bool:
+        return self in (PropertyKind.ACTION_ALWAYS, PropertyKind.ACTION_SOMETIMES)
+
+    @property
+    def is_violation(self) -> bool:
+        """True when evidence from this kind of property is a violation, not an example."""
+        return self in (PropertyKind.ALWAYS, PropertyKind.ACTION_ALWAYS)
+
+
+StateCheck = Callable[[Any], "Evidence | None"]
+TransitionCheck = Callable[[Any, Any, Any], "Evidence | None"]
+
+
+@attrs.frozen
+class Property:
+    """A named property. ``check`` returns evidence (a finding) or None (nothing to report).
+
+    For state kinds ``check(state)``; for action kinds ``check(prev, action, next)``.
+    """
+
+    name: str
+    kind: PropertyKind
+    description: str
+    check: Callable[..., Evidence | None] = attrs.field(eq=False, repr=False)
+
+
+class Model(Protocol, Generic[S, A]):
+    """What an explorer needs from a model. Implementations must be deterministic.
+
+    ``actions`` lists the actions of a state in a fixed order (explorers break ties by the index
+    of an action in that list, so the order is part of what makes traces reproducible).
+    ``next_state`` returns None when the action turns out to have no effect worth a transition.
+    ``encode`` must be canonical: equal states give equal bytes in every process.
+    """
+
+    def init_states(self) -> Sequence[S]: ...
+
+    def actions(self, state: S) -> Sequence[A]: ...
+
+    def next_state(self, state: S, action: A) -> S | None: ...
+
+    def properties(self) -> Sequence[Property]: ...
+
+    def within_boundary(self, state: S) -> bool: ...
+
+    def encode(self, state: S) -> bytes: ...
+
+    def decode(self, data: bytes) -> S: ...
+
+    def action_name(self, action: A) -> str:
+        """The action's family, the key of per-action coverage (e.g. ``BrokerFailure``)."""
+        ...
+
+    def describe_action(self, action: A) -> str:
+        """One line naming the action and its parameters (e.g. ``BrokerFailure(broker=1)``)."""
+        ...
+
+    def describe_changes(self, prev: S, next_: S) -> Sequence[str]:
+        """Lines naming each field that changed between two states, in the model's vocabulary."""
+        ...
+
+
+@attrs.frozen
+class ModelFactory(Generic[S, A]):
+    """A picklable recipe that rebuilds a model in another process (a Spark worker).
+
+    ``build`` must be an importable top-level callable; ``argument`` plain data (e.g. TOML text).
+    """
+
+    build: Callable[[Any], Model[Any, Any]]
+    argument: Any
+
+    def __call__(self) -> Model[Any, Any]:
+        return self.build(self.argument)
