@@ -1,0 +1,262 @@
+"""``kmc assign``: Kafka's replica assignment for a topic, one draw or every possible random draw.
+
+The command parses and checks the operator's input, calls :mod:`model.assignment` (Kafka's
+``AdminUtils.assignReplicasToBrokers``) and renders its result; it computes nothing itself. With
+``--start-index`` it prints the assignment as the reassignment JSON that
+``kafka-reassign-partitions --execute --reassignment-json-file`` reads; without it, it summarises all
+``n × n`` outcomes of Kafka's two random draws (start index, initial replica shift).
+
+Bad input exits with status 2 and one line on stderr: Kafka's exception class and message when
+Kafka itself would refuse the arguments, otherwise the offending value and how to fix it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import IO, Any
+
+import click
+
+from explorer.results import Outcome
+from model.assignment import (
+    BrokerMetadata,
+    DrawSummary,
+    KafkaAdminError,
+    LoadRange,
+    assign_replicas_to_brokers,
+    draw_summary,
+)
+
+
+class AssignInputError(click.ClickException):
+    """Bad input to ``kmc assign``: shown as one line on stderr, exit status 2."""
+
+    exit_code = Outcome.BAD_INPUT.exit_code
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        click.echo(f"kmc assign: {self.format_message()}", err=True)
+
+
+class _OneLineErrorCommand(click.Command):
+    """A command whose usage errors (missing option, non-integer value…) are one line, like ours."""
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.UsageError as e:
+            raise AssignInputError(f"{e.format_message()} See 'kmc assign --help'.") from None
+
+
+def parse_broker_list(text: str) -> tuple[int, ...]:
+    """Broker ids from ``--broker-list`` ("0,1,2"), in the order given."""
+    ids: list[int] = []
+    for item in text.split(","):
+        token = item.strip()
+        if not (token.isascii() and token.isdigit()):
+            raise AssignInputError(
+                f"--broker-list {text!r}: {token!r} is not a broker id; "
+                "give broker ids (whole numbers >= 0) separated by commas, e.g. 0,1,2."
+            )
+        broker = int(token)
+        if broker in ids:
+            raise AssignInputError(
+                f"--broker-list {text!r}: broker {broker} is listed twice; list each broker once."
+            )
+        ids.append(broker)
+    return tuple(ids)
+
+
+def parse_racks(text: str, broker_ids: Sequence[int]) -> dict[int, str]:
+    """Broker id → rack from ``--racks`` ("0:r1,1:r2"); every broker named must be in the broker list."""
+    racks: dict[int, str] = {}
+    for item in text.split(","):
+        broker_text, sep, rack = (part.strip() for part in item.partition(":"))
+        if not sep or not (broker_text.isascii() and broker_text.isdigit()) or not rack:
+            raise AssignInputError(
+                f"--racks {text!r}: {item.strip()!r} is not BROKER:RACK; "
+                "give broker:rack pairs separated by commas, e.g. 0:r1,1:r2."
+            )
+        broker = int(broker_text)
+        if broker not in broker_ids:
+            raise AssignInputError(
+                f"--racks {text!r}: broker {broker} is not in --broker-list; add it there or drop its rack."
+            )
+        if broker in racks:
+            raise AssignInputError(
+                f"--racks {text!r}: broker {broker} is given a rack twice; give it one rack."
+            )
+        racks[broker] = rack
+    return racks
+
+
+@click.command("assign", cls=_OneLineErrorCommand)
+@click.option(
+    "--broker-list", required=True, help="Broker ids, comma-separated, in the order Kafka sees them."
+)
+@click.option(
+    "--racks", default=None, help="Racks as broker:rack pairs, e.g. 0:r1,1:r2 (all brokers or none)."
+)
+@click.option("--partitions", type=int, required=True, help="Number of partitions.")
+@click.option("--replication-factor", type=int, required=True, help="Replicas per partition.")
+@click.option(
+    "--start-index",
+    type=int,
+    default=None,
+    help="Kafka's fixedStartIndex: start index, and initial replica shift unless --replica-shift. "
+    "Without it, every random draw is summarised.",
+)
+@click.option("--replica-shift", type=int, default=None, help="Initial replica shift (needs --start-index).")
+@click.option(
+    "--start-partition-id", type=int, default=-1, help="First partition id (Kafka's startPartitionId)."
+)
+@click.option("--topic", default="topic", show_default=True, help="Topic name in the reassignment JSON.")
+@click.option(
+    "--format", "output_format", type=click.Choice(["json", "table"]), default="json", show_default=True
+)
+def assign(
+    broker_list: str,
+    racks: str | None,
+    partitions: int,
+    replication_factor: int,
+    start_index: int | None,
+    replica_shift: int | None,
+    start_partition_id: int,
+    topic: str,
+    output_format: str,
+) -> None:
+    """Show Kafka's replica assignment (AdminUtils.assignReplicasToBrokers) for a topic.
+
+    With --start-index: the assignment, as kafka-reassign-partitions JSON or a table. Without it: for
+    each broker and rack, the fewest and most replicas and leaders over every possible random draw.
+    """
+    broker_ids = parse_broker_list(broker_list)
+    rack_of = parse_racks(racks, broker_ids) if racks is not None else {}
+    if start_index is not None and start_index < 0:
+        raise AssignInputError(
+            f"--start-index {start_index} must be >= 0; omit --start-index to see every random draw."
+        )
+    if replica_shift is not None and start_index is None:
+        raise AssignInputError(
+            f"--replica-shift {replica_shift} needs --start-index; "
+            "without it every draw (all shifts) is shown."
+        )
+    if replica_shift is not None and replica_shift < 0:
+        raise AssignInputError(f"--replica-shift {replica_shift} must be >= 0.")
+    brokers = [BrokerMetadata(b, rack_of.get(b)) for b in broker_ids]
+    try:
+        if start_index is not None:
+            assignment = assign_replicas_to_brokers(
+                brokers,
+                partitions,
+                replication_factor,
+                fixed_start_index=start_index,
+                start_partition_id=start_partition_id,
+                replica_shift=replica_shift,
+            )
+            text = (
+                render_reassignment_json(topic, assignment)
+                if output_format == "json"
+                else render_assignment_table(assignment, rack_of)
+            )
+        else:
+            summary = draw_summary(brokers, partitions, replication_factor, start_partition_id)
+            text = (
+                render_summary_json(summary, broker_ids, partitions, replication_factor, start_partition_id)
+                if output_format == "json"
+                else render_summary_table(summary, len(broker_ids))
+            )
+    except KafkaAdminError as e:
+        raise AssignInputError(e.describe()) from None
+    click.echo(text)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Renderers
+
+
+def render_reassignment_json(topic: str, assignment: Mapping[int, Sequence[int]]) -> str:
+    """The reassignment JSON kafka-reassign-partitions emits: version 1, partitions by id, log dir "any"."""
+    doc = {
+        "version": 1,
+        "partitions": [
+            {
+                "topic": topic,
+                "partition": p,
+                "replicas": list(assignment[p]),
+                "log_dirs": ["any"] * len(assignment[p]),
+            }
+            for p in sorted(assignment)
+        ],
+    }
+    return json.dumps(doc, separators=(",", ":"))
+
+
+def render_assignment_table(assignment: Mapping[int, Sequence[int]], rack_of: Mapping[int, str]) -> str:
+    headers = ["partition", "replicas", "leader"] + (["racks"] if rack_of else [])
+    rows = []
+    for p in sorted(assignment):
+        replicas = assignment[p]
+        row = [str(p), ",".join(map(str, replicas)), str(replicas[0])]
+        if rack_of:
+            row.append(",".join(rack_of[b] for b in replicas))
+        rows.append(row)
+    return _table(headers, rows)
+
+
+def _load_json(load: LoadRange) -> dict[str, int]:
+    return {
+        "replicas_min": load.replicas_min,
+        "replicas_max": load.replicas_max,
+        "leaders_min": load.leaders_min,
+        "leaders_max": load.leaders_max,
+    }
+
+
+def render_summary_json(
+    summary: DrawSummary,
+    broker_ids: Sequence[int],
+    partitions: int,
+    replication_factor: int,
+    start_partition_id: int,
+) -> str:
+    doc = {
+        "broker_list": list(broker_ids),
+        "num_partitions": partitions,
+        "replication_factor": replication_factor,
+        "start_partition_id": max(0, start_partition_id),
+        "draws": summary.draws,
+        "distinct_assignments": summary.distinct_assignments,
+        "brokers": [{"broker": b, **_load_json(load)} for b, load in summary.per_broker],
+        "racks": [{"rack": r, **_load_json(load)} for r, load in summary.per_rack],
+    }
+    return json.dumps(doc, indent=2)
+
+
+def render_summary_table(summary: DrawSummary, n_brokers: int) -> str:
+    headers = ["replicas min", "replicas max", "leaders min", "leaders max"]
+
+    def cells(load: LoadRange) -> list[str]:
+        return [str(load.replicas_min), str(load.replicas_max), str(load.leaders_min), str(load.leaders_max)]
+
+    parts = [
+        f"{summary.draws} equally likely draws "
+        f"(start index x initial replica shift, {n_brokers} x {n_brokers}), "
+        f"{summary.distinct_assignments} distinct assignments",
+        "",
+        _table(["broker", *headers], [[str(b), *cells(load)] for b, load in summary.per_broker]),
+    ]
+    if summary.per_rack:
+        parts += ["", _table(["rack", *headers], [[r, *cells(load)] for r, load in summary.per_rack])]
+    return "\n".join(parts)
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    widths = [max([len(h), *(len(row[i]) for row in rows)]) for i, h in enumerate(headers)]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
+        for line in [headers, *rows]
+    ]
+    return "\n".join(lines)
