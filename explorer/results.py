@@ -17,6 +17,7 @@ trace for the same scenario:
 
 from __future__ import annotations
 
+import builtins
 import enum
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -34,7 +35,7 @@ class Outcome(enum.Enum):
     BAD_INPUT = "bad_input"
     INCONCLUSIVE = "inconclusive"
 
-    @property
+    @builtins.property
     def exit_code(self) -> int:
         return _EXIT_CODES[self]
 
@@ -55,7 +56,7 @@ class Candidate:
     action_index: int | None = None
     child_fingerprint: int | None = None
 
-    @property
+    @builtins.property
     def trace_length(self) -> int:
         return self.depth + (0 if self.action_index is None else 1)
 
@@ -88,11 +89,11 @@ class Discovery:
     path: tuple[int, ...]
     action_indices: tuple[int, ...]
 
-    @property
+    @builtins.property
     def trace_length(self) -> int:
         return len(self.action_indices)
 
-    @property
+    @builtins.property
     def is_violation(self) -> bool:
         return self.kind.is_violation
 
@@ -127,11 +128,11 @@ class Statistics:
     levels: tuple[LevelStats, ...] = ()
     actions: tuple[ActionCoverage, ...] = ()
 
-    @property
+    @builtins.property
     def states_per_second(self) -> float:
         return self.distinct / self.seconds if self.seconds > 0 else float("inf")
 
-    @property
+    @builtins.property
     def collision_probability(self) -> float:
         from explorer.fingerprint import collision_probability
 
@@ -148,10 +149,10 @@ class ExplorationResult:
     reason: str = ""  # why the search stopped when INCONCLUSIVE
     details: Mapping[str, Any] = attrs.field(factory=dict, eq=False)  # engine facts (Spark master, run dir)
 
-    @property
+    @builtins.property
     def exit_code(self) -> int:
         return self.outcome.exit_code
 
-    @property
+    @builtins.property
     def violations(self) -> tuple[Discovery, ...]:
         return tuple(d for d in self.discoveries if d.is_violation)
