@@ -1,0 +1,341 @@
+"""Named properties of the Kafka controller model, each returning evidence.
+
+State properties read a :class:`~model.cluster.ClusterState`; transition properties read
+``(prev, action, next)`` and the step's state-change log (``next.log``). Evidence names the
+partition, the brokers and the states involved, so a report can say exactly what broke.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from explorer.contract import PropertyKind
+from invariants.registry import register
+from model.cluster import NO_LEADER, ClusterState
+from model.scenario import Scenario
+from model.states import ReplicaState, replica_table
+
+ALWAYS = PropertyKind.ALWAYS
+SOMETIMES = PropertyKind.SOMETIMES
+ACTION_ALWAYS = PropertyKind.ACTION_ALWAYS
+ACTION_SOMETIMES = PropertyKind.ACTION_SOMETIMES
+
+Check = Callable[..., dict[str, Any] | None]
+
+
+def _tp(tp: tuple[str, int]) -> str:
+    return f"{tp[0]}-{tp[1]}"
+
+
+def _replica(r: tuple[str, int, int]) -> str:
+    return f"{r[0]}-{r[1]}@{r[2]}"
+
+
+# ---------------------------------------------------------------------------------------------
+# protocol properties
+# ---------------------------------------------------------------------------------------------
+
+
+@register("distinct_brokers_per_partition", ALWAYS, "protocol",
+          "no partition lists a broker twice in its assignment (ZooKeeper or controller cache)")
+def _distinct_brokers(scenario: Scenario) -> Check:
+    def check(s: ClusterState) -> dict[str, Any] | None:
+        for topic, parts in s.zk.topics:
+            for p, reps in enumerate(parts):
+                if len(set(reps)) != len(reps):
+                    return {"partition": f"{topic}-{p}", "replicas": list(reps), "where": "zookeeper"}
+        for tp, reps in s.controller.assignments:
+            if len(set(reps)) != len(reps):
+                return {"partition": _tp(tp), "replicas": list(reps), "where": "controller"}
+        return None
+
+    return check
+
+
+@register("rack_spread", ALWAYS, "protocol",
+          "every partition whose replicas Kafka's assignment placed spans min(RF, racks) racks")
+def _rack_spread(scenario: Scenario) -> Check:
+    racks = scenario.racks
+    n_racks = len({r for r in racks.values() if r is not None})
+    auto = {t.name for t in scenario.topics if t.auto_assigned}
+
+    def check(s: ClusterState) -> dict[str, Any] | None:
+        if n_racks == 0:
+            return None
+        for topic, parts in s.zk.topics:
+            if topic not in auto:
+                continue
+            for p, reps in enumerate(parts):
+                spanned = {racks[b] for b in reps}
+                if len(spanned) < min(len(reps), n_racks):
+                    return {"partition": f"{topic}-{p}", "replicas": list(reps),
+                            "racks": [racks[b] for b in reps], "expected_racks": min(len(reps), n_racks)}
+        return None
+
+    return check
+
+
+@register("deletion_completes_only_when_all_replicas_succeeded", ACTION_ALWAYS, "protocol",
+          "a topic leaves ZooKeeper only after every assigned replica's log was deleted by its broker")
+def _deletion_completes(scenario: Scenario) -> Check:
+    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
+        gone = {t for t, _ in prev.zk.topics} - {t for t, _ in nxt.zk.topics}
+        for topic in sorted(gone):
+            parts = prev.zk.topic_assignment(topic) or ()
+            states = dict(prev.controller.replica_states)
+            undeleted = []
+            for p, reps in enumerate(parts):
+                for b in reps:
+                    if (topic, p) in nxt.broker(b).logs:
+                        undeleted.append({"replica": f"{topic}-{p}@{b}", "broker_alive": nxt.broker(b).alive,
+                                          "replica_state_before": states.get(
+                                              (topic, p, b), ReplicaState.NonExistentReplica).name})
+            if undeleted:
+                return {"topic": topic, "replicas_whose_log_remains": undeleted}
+        return None
+
+    return check
+
+
+@register("leader_in_isr", ALWAYS, "protocol",
+          "every partition's leader (ZooKeeper and controller cache) is NoLeader or a member of its ISR")
+def _leader_in_isr(scenario: Scenario) -> Check:
+    def check(s: ClusterState) -> dict[str, Any] | None:
+        for where, table in (("zookeeper", s.zk.partitions), ("controller", s.controller.leadership)):
+            for tp, lai in table:
+                if lai.leader != NO_LEADER and lai.leader not in lai.isr:
+                    return {"partition": _tp(tp), "leader": lai.leader, "isr": list(lai.isr), "where": where}
+        return None
+
+    return check
+
+
+@register("isr_subset_of_assignment", ALWAYS, "protocol",
+          "every partition's ISR in ZooKeeper lists only brokers assigned to the partition")
+def _isr_subset(scenario: Scenario) -> Check:
+    def check(s: ClusterState) -> dict[str, Any] | None:
+        topics = dict(s.zk.topics)
+        for tp, lai in s.zk.partitions:
+            parts = topics.get(tp[0])
+            assigned = set(parts[tp[1]]) if parts is not None and tp[1] < len(parts) else set()
+            extra = set(lai.isr) - assigned
+            if extra:
+                return {"partition": _tp(tp), "isr": list(lai.isr), "assignment": sorted(assigned),
+                        "not_assigned": sorted(extra)}
+        return None
+
+    return check
+
+
+@register("isr_never_empty", ALWAYS, "protocol",
+          "no partition-state znode has an empty ISR (the last ISR member is never removed, KAFKA-5083)")
+def _isr_never_empty(scenario: Scenario) -> Check:
+    def check(s: ClusterState) -> dict[str, Any] | None:
+        for tp, lai in s.zk.partitions:
+            if not lai.isr:
+                return {"partition": _tp(tp), "leader": lai.leader, "leader_epoch": lai.leader_epoch}
+        return None
+
+    return check
+
+
+@register("leader_epoch_monotonic", ACTION_ALWAYS, "protocol",
+          "leader epochs and znode versions never decrease: in ZooKeeper, in the controller's cache, "
+          "and in a live broker's view")
+def _epoch_monotonic(scenario: Scenario) -> Check:
+    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
+        for where, before, after in (("zookeeper", prev.zk.partitions, nxt.zk.partitions),
+                                     ("controller", prev.controller.leadership, nxt.controller.leadership)):
+            after_map = dict(after)
+            for tp, lai in before:
+                new = after_map.get(tp)
+                if new is not None and (new.leader_epoch < lai.leader_epoch or new.zk_version < lai.zk_version):
+                    return {"partition": _tp(tp), "where": where, "leader_epoch": [lai.leader_epoch, new.leader_epoch],
+                            "zk_version": [lai.zk_version, new.zk_version]}
+        for b0, b1 in zip(prev.brokers, nxt.brokers, strict=True):
+            if not (b0.alive and b1.alive and b0.epoch == b1.epoch):
+                continue
+            after_hosted = {h.partition: h for h in b1.partitions}
+            for h in b0.partitions:
+                new_h = after_hosted.get(h.partition)
+                if new_h is not None and new_h.leader_epoch < h.leader_epoch:
+                    return {"partition": _tp(h.partition), "where": f"broker {b1.id}",
+                            "leader_epoch": [h.leader_epoch, new_h.leader_epoch]}
+        return None
+
+    return check
+
+
+# ---------------------------------------------------------------------------------------------
+# model sanity (spec checks on the model's own bookkeeping)
+# ---------------------------------------------------------------------------------------------
+
+
+@register("replica_transitions_follow_kafka_table", ACTION_ALWAYS, "sanity",
+          "every replica state change in a step is allowed by Kafka's valid-previous-state table, and the "
+          "recorded changes account for every difference between the two states")
+def _transitions_follow_table(scenario: Scenario) -> Check:
+    table = replica_table(scenario.version)
+    absent = ReplicaState.NonExistentReplica
+
+    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
+        before = dict(prev.controller.replica_states)
+        after = dict(nxt.controller.replica_states)
+        walked: dict[Any, ReplicaState] = {}
+        for r, src, dst in nxt.log.replica_transitions:
+            expected_src = walked.get(r, before.get(r, absent))
+            if src != expected_src:
+                return {"replica": _replica(r), "recorded_from": src.name, "actual_state": expected_src.name}
+            if src not in table[dst]:
+                return {"replica": _replica(r), "from": src.name, "to": dst.name,
+                        "valid_previous_states": sorted(s.name for s in table[dst])}
+            walked[r] = dst
+        for r in set(before) | set(after):
+            end = walked.get(r, before.get(r, absent))
+            if end != after.get(r, absent):
+                return {"replica": _replica(r), "unrecorded_change": [before.get(r, absent).name,
+                                                                     after.get(r, absent).name]}
+        return None
+
+    return check
+
+
+@register("controller_cache_matches_zk", ALWAYS, "sanity",
+          "after every step the controller's cached assignments and leader/ISR equal what ZooKeeper holds")
+def _cache_matches_zk(scenario: Scenario) -> Check:
+    def check(s: ClusterState) -> dict[str, Any] | None:
+        topics = dict(s.zk.topics)
+        for tp, reps in s.controller.assignments:
+            parts = topics.get(tp[0])
+            in_zk = parts[tp[1]] if parts is not None and tp[1] < len(parts) else None
+            if in_zk != reps:
+                return {"partition": _tp(tp), "controller_assignment": list(reps),
+                        "zookeeper_assignment": None if in_zk is None else list(in_zk)}
+        znodes = dict(s.zk.partitions)
+        for tp, lai in s.controller.leadership:
+            zk = znodes.get(tp)
+            if zk is None or (zk.leader, zk.leader_epoch, zk.isr, zk.zk_version) != (
+                    lai.leader, lai.leader_epoch, lai.isr, lai.zk_version):
+                return {"partition": _tp(tp), "controller": lai.describe(),
+                        "zookeeper": "absent" if zk is None else zk.describe()}
+        return None
+
+    return check
+
+
+@register("no_replica_state_for_deleted_topic", ALWAYS, "protocol",
+          "the controller keeps no replica or partition state for a topic it no longer knows")
+def _no_state_for_deleted(scenario: Scenario) -> Check:
+    def check(s: ClusterState) -> dict[str, Any] | None:
+        known = {tp[0] for tp, _ in s.controller.assignments}
+        for r, state in s.controller.replica_states:
+            if r[0] not in known:
+                return {"replica": _replica(r), "state": state.name, "topic": r[0]}
+        for tp, pstate in s.controller.partition_states:
+            if tp[0] not in known:
+                return {"partition": _tp(tp), "state": pstate.name, "topic": tp[0]}
+        return None
+
+    return check
+
+
+# ---------------------------------------------------------------------------------------------
+# quiescence: checked where the controller has nothing left to do (no event queued, no request
+# waiting in any channel), so what is not done by then will never be done without a new stimulus
+# ---------------------------------------------------------------------------------------------
+
+
+def quiescent(s: ClusterState) -> bool:
+    return not s.controller.events and not s.channels
+
+
+@register("queued_deletion_finishes_when_brokers_alive", ALWAYS, "quiescence",
+          "when the controller is idle, no topic queued for deletion (and not marked ineligible) has all "
+          "its replicas' brokers alive")
+def _queued_deletion_finishes(scenario: Scenario) -> Check:
+    """Topics in ``topicsIneligibleForDeletion`` are exempt: after a live broker failed a
+    StopReplica, Kafka waits on purpose for that broker to restart (or for a controller failover)
+    before it retries ("Not retrying deletion of topic … since it is marked ineligible for
+    deletion"). A dead broker's ineligibility is cleared by its restart, so with every broker
+    alive an ineligible topic is always one of those deliberate waits."""
+
+    def check(s: ClusterState) -> dict[str, Any] | None:
+        if not quiescent(s):
+            return None
+        queued = set(s.controller.topics_to_be_deleted) | set(s.zk.delete_topics)
+        queued -= set(s.controller.topics_ineligible_for_deletion)
+        alive = {b.id for b in s.brokers if b.alive}
+        states = dict(s.controller.replica_states)
+        for topic in sorted(queued):
+            parts = s.zk.topic_assignment(topic)
+            if parts is None:
+                continue
+            brokers = {b for reps in parts for b in reps}
+            if brokers <= alive:
+                return {"topic": topic, "replica_states": {
+                    f"{topic}-{p}@{b}": states.get((topic, p, b), ReplicaState.NonExistentReplica).name
+                    for p, reps in enumerate(parts) for b in reps}}
+        return None
+
+    return check
+
+
+@register("leader_elected_when_isr_member_alive", ALWAYS, "quiescence",
+          "when the controller is idle, every partition (not being deleted) with a live ISR member, or with "
+          "a live replica and no leader/ISR yet, has a live leader")
+def _leader_elected(scenario: Scenario) -> Check:
+    def check(s: ClusterState) -> dict[str, Any] | None:
+        if not quiescent(s):
+            return None
+        alive = {b.id for b in s.brokers if b.alive}
+        deleting = set(s.controller.topics_to_be_deleted)
+        znodes = dict(s.zk.partitions)
+        for tp, reps in s.controller.assignments:
+            if tp[0] in deleting:
+                continue
+            lai = znodes.get(tp)
+            if lai is None:
+                if set(reps) & alive:
+                    return {"partition": _tp(tp), "assignment": list(reps), "live": sorted(alive),
+                            "problem": "no leader and ISR were ever initialised"}
+            elif set(lai.isr) & alive and lai.leader not in alive:
+                return {"partition": _tp(tp), "leader": lai.leader, "isr": list(lai.isr), "live": sorted(alive)}
+        return None
+
+    return check
+
+
+# ---------------------------------------------------------------------------------------------
+# sometimes: the scenario is not vacuous
+# ---------------------------------------------------------------------------------------------
+
+
+@register("sometimes_deletion_completes", ACTION_SOMETIMES, "sometimes", "some topic deletion completes")
+def _sometimes_deletion(scenario: Scenario) -> Check:
+    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
+        return {"topic": nxt.log.completed_deletions[0]} if nxt.log.completed_deletions else None
+
+    return check
+
+
+@register("sometimes_deletion_retried", ACTION_SOMETIMES, "sometimes",
+          "some deletion is retried: ReplicaDeletionIneligible replicas go back to OfflineReplica")
+def _sometimes_retry(scenario: Scenario) -> Check:
+    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
+        return {"topic": nxt.log.deletion_retries[0]} if nxt.log.deletion_retries else None
+
+    return check
+
+
+@register("sometimes_leader_reelected", ACTION_SOMETIMES, "sometimes",
+          "some partition that had a leader gets a new leader through an election")
+def _sometimes_reelected(scenario: Scenario) -> Check:
+    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
+        had = dict(prev.controller.leadership)
+        for tp, old, new in nxt.log.elections:
+            if tp in had:
+                return {"partition": _tp(tp), "old_leader": old, "new_leader": new}
+        return None
+
+    return check

@@ -1,0 +1,426 @@
+"""The model's state: ZooKeeper, the active controller, the brokers, and the requests between them.
+
+Everything here is an attrs frozen value whose containers are tuples sorted by key, so that equal
+states are equal values and encode to equal bytes. The four parts follow DESIGN.md:
+
+* :class:`ZkState` is what survives a controller failover: registered brokers with their broker
+  epochs (``/brokers/ids``), topic assignments (``/brokers/topics/<t>``), partition-state znodes
+  (``/brokers/topics/<t>/partitions/<p>/state``), ``/admin/delete_topics`` and
+  ``/controller_epoch``.
+* :class:`ControllerState` is the active controller's ``ControllerContext`` (its cache), the
+  deletion manager's sets and the ``ControllerEventManager`` queue.
+* :class:`BrokerState` is what each broker believes: its ``ReplicaManager`` partitions (leader
+  epoch and leader it last accepted) and the logs on its disks.
+* ``channels`` are the ``ControllerChannelManager`` per-broker request queues: requests sent and
+  not yet applied by the broker.
+
+Deviations, on purpose: a broker epoch is the count of the broker's registrations, not the czxid
+of its znode (the controller only compares epochs of one broker id, so a per-broker counter orders
+them the same way); UpdateMetadata requests and the brokers' metadata caches are not modelled (no
+property reads them yet); the controller runs on a host that does not fail (failover comes with
+the controller-failover issue).
+"""
+
+from __future__ import annotations
+
+import enum
+from array import array
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+
+from model.states import PartitionState, ReplicaState
+
+TopicPartition = tuple[str, int]
+Replica = tuple[str, int, int]  # (topic, partition, broker): Kafka's PartitionAndReplica
+
+NO_LEADER = -1  # LeaderAndIsr.NoLeader
+
+
+@attrs.frozen
+class LeaderAndIsr:
+    """A partition-state znode's content: Kafka's ``LeaderIsrAndControllerEpoch``."""
+
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    zk_version: int
+    controller_epoch: int
+
+    def describe(self) -> str:
+        return (f"leader={self.leader} leaderEpoch={self.leader_epoch} isr={list(self.isr)} "
+                f"zkVersion={self.zk_version}")
+
+
+class EventKind(enum.IntEnum):
+    """Controller events of ``KafkaController`` (``ControllerEvent`` subclasses)."""
+
+    BrokerChange = 1
+    TopicChange = 2
+    TopicDeletion = 3
+    TopicDeletionStopReplicaResponseReceived = 4
+
+
+@attrs.frozen
+class ControllerEvent:
+    kind: EventKind
+    broker: int = -1  # for StopReplica responses: the replica's broker
+    partition: TopicPartition = ("", -1)  # for StopReplica responses
+    error: bool = False  # for StopReplica responses: an error code other than NONE
+
+    def describe(self) -> str:
+        if self.kind is EventKind.TopicDeletionStopReplicaResponseReceived:
+            t, p = self.partition
+            return (f"TopicDeletionStopReplicaResponseReceived(broker={self.broker}, {t}-{p}, "
+                    f"error={'KAFKA_STORAGE_ERROR' if self.error else 'NONE'})")
+        return self.kind.name
+
+
+class RequestKind(enum.IntEnum):
+    LeaderAndIsr = 1
+    StopReplica = 2
+
+
+@attrs.frozen
+class PartitionLeaderState:
+    """One partition of a LeaderAndIsr request (``LeaderAndIsrRequest.PartitionState``)."""
+
+    partition: TopicPartition
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    replicas: tuple[int, ...]
+    is_new: bool
+
+
+@attrs.frozen
+class Request:
+    """A controller-to-broker request waiting in the broker's channel."""
+
+    kind: RequestKind
+    controller_epoch: int
+    broker_epoch: int  # the epoch of the broker the controller meant (KIP-380, Kafka 2.2+)
+    leader_states: tuple[PartitionLeaderState, ...] = ()  # LeaderAndIsr
+    partitions: tuple[TopicPartition, ...] = ()  # StopReplica
+    delete_partitions: bool = False  # StopReplica
+
+    def describe(self) -> str:
+        if self.kind is RequestKind.LeaderAndIsr:
+            parts = ", ".join(
+                f"{s.partition[0]}-{s.partition[1]}: leader={s.leader} epoch={s.leader_epoch} "
+                f"isr={list(s.isr)}{' isNew' if s.is_new else ''}" for s in self.leader_states)
+            return f"LeaderAndIsr[{parts}]"
+        parts = ", ".join(f"{t}-{p}" for t, p in self.partitions)
+        return f"StopReplica(deletePartitions={str(self.delete_partitions).lower()})[{parts}]"
+
+
+@attrs.frozen
+class HostedPartition:
+    """A partition in a broker's ReplicaManager: the leader epoch and leader it last accepted."""
+
+    partition: TopicPartition
+    leader_epoch: int
+    leader: int
+
+
+@attrs.frozen
+class BrokerState:
+    id: int
+    alive: bool
+    epoch: int  # registrations so far (the broker epoch, see the module docstring)
+    controller_epoch: int  # highest controller epoch seen in a request
+    partitions: tuple[HostedPartition, ...]  # in memory: lost when the broker dies
+    logs: tuple[TopicPartition, ...]  # on disk: survive restarts, removed by StopReplica(delete)
+
+    def hosted(self, tp: TopicPartition) -> HostedPartition | None:
+        for h in self.partitions:
+            if h.partition == tp:
+                return h
+        return None
+
+
+@attrs.frozen
+class ZkState:
+    brokers: tuple[tuple[int, int], ...]  # (broker id, broker epoch) of registered brokers
+    topics: tuple[tuple[str, tuple[tuple[int, ...], ...]], ...]  # topic -> replicas by partition
+    partitions: tuple[tuple[TopicPartition, LeaderAndIsr], ...]  # partition-state znodes
+    delete_topics: tuple[str, ...]  # children of /admin/delete_topics
+    controller_epoch: int
+
+    def topic_assignment(self, topic: str) -> tuple[tuple[int, ...], ...] | None:
+        for name, reps in self.topics:
+            if name == topic:
+                return reps
+        return None
+
+    def partition_state(self, tp: TopicPartition) -> LeaderAndIsr | None:
+        for key, lai in self.partitions:
+            if key == tp:
+                return lai
+        return None
+
+
+@attrs.frozen
+class ControllerState:
+    epoch: int
+    live_brokers: tuple[tuple[int, int], ...]  # liveBrokerIdAndEpochs
+    assignments: tuple[tuple[TopicPartition, tuple[int, ...]], ...]  # partitionReplicaAssignment
+    leadership: tuple[tuple[TopicPartition, LeaderAndIsr], ...]  # partitionLeadershipInfo
+    partition_states: tuple[tuple[TopicPartition, PartitionState], ...]
+    replica_states: tuple[tuple[Replica, ReplicaState], ...]
+    topics_to_be_deleted: tuple[str, ...]
+    topics_ineligible_for_deletion: tuple[str, ...]
+    topics_with_deletion_started: tuple[str, ...]
+    events: tuple[ControllerEvent, ...]  # the ControllerEventManager queue, head first
+
+
+@attrs.frozen
+class Budget:
+    """Environment counters bounded by the scenario's [bounds] (exploration bounds, as in TLA+)."""
+
+    broker_failures: int = 0
+    stop_replica_errors: int = 0
+    topics_created: tuple[str, ...] = ()  # topics an admin created during the run
+    deletions_requested: tuple[str, ...] = ()  # topics an admin asked to delete
+
+
+@attrs.frozen
+class StepLog:
+    """What one step did, as Kafka's state-change log would tell it. Not part of the state's
+    identity (not encoded, not compared): transition properties and reports read it."""
+
+    replica_transitions: tuple[tuple[Replica, ReplicaState, ReplicaState], ...] = ()
+    illegal_transitions: tuple[tuple[Replica, ReplicaState, ReplicaState], ...] = ()
+    messages: tuple[str, ...] = ()
+    completed_deletions: tuple[str, ...] = ()
+    deletion_retries: tuple[str, ...] = ()
+    elections: tuple[tuple[TopicPartition, int, int], ...] = ()  # (partition, old leader, new leader)
+
+
+@attrs.frozen
+class ClusterState:
+    zk: ZkState
+    controller: ControllerState
+    brokers: tuple[BrokerState, ...]  # sorted by id
+    channels: tuple[tuple[int, tuple[Request, ...]], ...]  # broker id -> queued requests
+    budget: Budget
+    log: StepLog = attrs.field(factory=StepLog, eq=False, repr=False)
+
+    def broker(self, broker_id: int) -> BrokerState:
+        for b in self.brokers:
+            if b.id == broker_id:
+                return b
+        raise KeyError(broker_id)
+
+    def channel(self, broker_id: int) -> tuple[Request, ...]:
+        for b, queue in self.channels:
+            if b == broker_id:
+                return queue
+        return ()
+
+
+# --------------------------------------------------------------------------------------------
+# Canonical encoding: a flat sequence of 32-bit ints, written field by field in declaration
+# order, with lengths before sequences and topic names replaced by their index in the scenario.
+# Compact (a few hundred bytes), fast (array.tobytes), and canonical because every container is a
+# sorted tuple. decode() reads the same layout back.
+# --------------------------------------------------------------------------------------------
+
+
+class Codec:
+    def __init__(self, topic_names: tuple[str, ...]):
+        self.topics = ("", *topic_names)  # index 0 encodes the empty name
+        self.topic_index = {t: i for i, t in enumerate(self.topics)}
+
+    # ---- encoding ----
+    def encode(self, s: ClusterState) -> bytes:
+        out: list[int] = []
+        w = out.append
+        ti = self.topic_index
+        zk = s.zk
+        w(len(zk.brokers))
+        for b, e in zk.brokers:
+            w(b)
+            w(e)
+        w(len(zk.topics))
+        for name, reps in zk.topics:
+            w(ti[name])
+            w(len(reps))
+            for r in reps:
+                w(len(r))
+                out.extend(r)
+        w(len(zk.partitions))
+        for (t, p), lai in zk.partitions:
+            w(ti[t])
+            w(p)
+            self._lai(out, lai)
+        w(len(zk.delete_topics))
+        out.extend(ti[t] for t in zk.delete_topics)
+        w(zk.controller_epoch)
+        c = s.controller
+        w(c.epoch)
+        w(len(c.live_brokers))
+        for b, e in c.live_brokers:
+            w(b)
+            w(e)
+        w(len(c.assignments))
+        for (t, p), r in c.assignments:
+            w(ti[t])
+            w(p)
+            w(len(r))
+            out.extend(r)
+        w(len(c.leadership))
+        for (t, p), lai in c.leadership:
+            w(ti[t])
+            w(p)
+            self._lai(out, lai)
+        w(len(c.partition_states))
+        for (t, p), ps in c.partition_states:
+            w(ti[t])
+            w(p)
+            w(ps)
+        w(len(c.replica_states))
+        for (t, p, b), rs in c.replica_states:
+            w(ti[t])
+            w(p)
+            w(b)
+            w(rs)
+        for names in (c.topics_to_be_deleted, c.topics_ineligible_for_deletion, c.topics_with_deletion_started):
+            w(len(names))
+            out.extend(ti[t] for t in names)
+        w(len(c.events))
+        for ev in c.events:
+            w(ev.kind)
+            w(ev.broker)
+            w(ti[ev.partition[0]])
+            w(ev.partition[1])
+            w(ev.error)
+        w(len(s.brokers))
+        for br in s.brokers:
+            w(br.id)
+            w(br.alive)
+            w(br.epoch)
+            w(br.controller_epoch)
+            w(len(br.partitions))
+            for h in br.partitions:
+                w(ti[h.partition[0]])
+                w(h.partition[1])
+                w(h.leader_epoch)
+                w(h.leader)
+            w(len(br.logs))
+            for t, p in br.logs:
+                w(ti[t])
+                w(p)
+        w(len(s.channels))
+        for b, queue in s.channels:
+            w(b)
+            w(len(queue))
+            for rq in queue:
+                w(rq.kind)
+                w(rq.controller_epoch)
+                w(rq.broker_epoch)
+                w(rq.delete_partitions)
+                w(len(rq.leader_states))
+                for ls in rq.leader_states:
+                    w(ti[ls.partition[0]])
+                    w(ls.partition[1])
+                    w(ls.leader)
+                    w(ls.leader_epoch)
+                    w(len(ls.isr))
+                    out.extend(ls.isr)
+                    w(len(ls.replicas))
+                    out.extend(ls.replicas)
+                    w(ls.is_new)
+                w(len(rq.partitions))
+                for t, p in rq.partitions:
+                    w(ti[t])
+                    w(p)
+        bud = s.budget
+        w(bud.broker_failures)
+        w(bud.stop_replica_errors)
+        for names in (bud.topics_created, bud.deletions_requested):
+            w(len(names))
+            out.extend(ti[t] for t in names)
+        return array("i", out).tobytes()
+
+    @staticmethod
+    def _lai(out: list[int], lai: LeaderAndIsr) -> None:
+        out.append(lai.leader)
+        out.append(lai.leader_epoch)
+        out.append(len(lai.isr))
+        out.extend(lai.isr)
+        out.append(lai.zk_version)
+        out.append(lai.controller_epoch)
+
+    # ---- decoding ----
+    def decode(self, data: bytes) -> ClusterState:
+        a = array("i")
+        a.frombytes(data)
+        it = iter(a)
+        nxt = it.__next__
+        topics = self.topics
+
+        def ints(n: int) -> tuple[int, ...]:
+            return tuple(nxt() for _ in range(n))
+
+        def lai() -> LeaderAndIsr:
+            leader, epoch = nxt(), nxt()
+            isr = ints(nxt())
+            return LeaderAndIsr(leader, epoch, isr, nxt(), nxt())
+
+        def tp() -> TopicPartition:
+            t = topics[nxt()]
+            return (t, nxt())
+
+        zk_brokers = tuple((nxt(), nxt()) for _ in range(nxt()))
+        zk_topics = tuple((topics[nxt()], tuple(ints(nxt()) for _ in range(nxt()))) for _ in range(nxt()))
+        zk_parts = tuple((tp(), lai()) for _ in range(nxt()))
+        zk_delete = tuple(topics[nxt()] for _ in range(nxt()))
+        zk = ZkState(zk_brokers, zk_topics, zk_parts, zk_delete, nxt())
+        epoch = nxt()
+        live = tuple((nxt(), nxt()) for _ in range(nxt()))
+        assignments = tuple((tp(), ints(nxt())) for _ in range(nxt()))
+        leadership = tuple((tp(), lai()) for _ in range(nxt()))
+        pstates = tuple((tp(), PartitionState(nxt())) for _ in range(nxt()))
+        rstates = tuple(((topics[nxt()], nxt(), nxt()), ReplicaState(nxt())) for _ in range(nxt()))
+        name_sets = [tuple(topics[nxt()] for _ in range(nxt())) for _ in range(3)]
+        events = tuple(ControllerEvent(EventKind(nxt()), nxt(), tp(), bool(nxt())) for _ in range(nxt()))
+        controller = ControllerState(epoch, live, assignments, leadership, pstates, rstates,
+                                     name_sets[0], name_sets[1], name_sets[2], events)
+        brokers = []
+        for _ in range(nxt()):
+            bid, alive, bepoch, cepoch = nxt(), bool(nxt()), nxt(), nxt()
+            hosted = tuple(HostedPartition(tp(), nxt(), nxt()) for _ in range(nxt()))
+            logs = tuple(tp() for _ in range(nxt()))
+            brokers.append(BrokerState(bid, alive, bepoch, cepoch, hosted, logs))
+        channels = []
+        for _ in range(nxt()):
+            bid = nxt()
+            queue = []
+            for _ in range(nxt()):
+                kind, cepoch, bepoch, delete = RequestKind(nxt()), nxt(), nxt(), bool(nxt())
+                leader_states = []
+                for _ in range(nxt()):
+                    part, leader, lepoch = tp(), nxt(), nxt()
+                    isr = ints(nxt())
+                    reps = ints(nxt())
+                    leader_states.append(PartitionLeaderState(part, leader, lepoch, isr, reps, bool(nxt())))
+                parts = tuple(tp() for _ in range(nxt()))
+                queue.append(Request(kind, cepoch, bepoch, tuple(leader_states), parts, delete))
+            channels.append((bid, tuple(queue)))
+        failures, errors = nxt(), nxt()
+        created = tuple(topics[nxt()] for _ in range(nxt()))
+        requested = tuple(topics[nxt()] for _ in range(nxt()))
+        return ClusterState(zk, controller, tuple(brokers), tuple(channels),
+                            Budget(failures, errors, created, requested))
+
+
+def sorted_items(d: dict[Any, Any]) -> tuple[tuple[Any, Any], ...]:
+    return tuple(sorted(d.items()))
+
+
+def iter_replicas(assignments: dict[TopicPartition, tuple[int, ...]]) -> Iterator[Replica]:
+    for (t, p), reps in sorted(assignments.items()):
+        for b in reps:
+            yield (t, p, b)

@@ -1,0 +1,191 @@
+"""The working copy one step mutates: a thawed :class:`~model.cluster.ClusterState`.
+
+Transitions are pure from the outside (a frozen state in, a new frozen state out), but inside one
+step the controller's code reads best written as Kafka writes it: methods that update a context,
+write ZooKeeper and batch requests. :class:`Step` is that mutable scratch copy; :meth:`Step.freeze`
+turns it back into a canonical frozen value. Nothing outlives a step.
+
+``Step`` also plays ``ControllerBrokerRequestBatch`` (``controller/ControllerChannelManager.scala``):
+requests are accumulated per broker during one ``handleStateChanges`` call and appended to the
+broker channels by :meth:`Step.send_requests_to_brokers`, LeaderAndIsr first, then the grouped
+StopReplica(delete=false), then one StopReplica(delete=true) per partition (2.0–2.3 send these one
+by one, each with the deletion callback).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from model.cluster import (
+    BrokerState,
+    Budget,
+    ClusterState,
+    ControllerEvent,
+    ControllerState,
+    EventKind,
+    LeaderAndIsr,
+    PartitionLeaderState,
+    Replica,
+    Request,
+    RequestKind,
+    StepLog,
+    TopicPartition,
+    ZkState,
+    sorted_items,
+)
+from model.scenario import Scenario
+from model.states import PartitionState, ReplicaState, replica_table
+
+
+class Step:
+    def __init__(self, scenario: Scenario, s: ClusterState):
+        self.scenario = scenario
+        self.replica_table = replica_table(scenario.version)
+        # ZooKeeper
+        self.zk_brokers: dict[int, int] = dict(s.zk.brokers)
+        self.zk_topics: dict[str, tuple[tuple[int, ...], ...]] = dict(s.zk.topics)
+        self.zk_partitions: dict[TopicPartition, LeaderAndIsr] = dict(s.zk.partitions)
+        self.zk_delete_topics: set[str] = set(s.zk.delete_topics)
+        self.zk_controller_epoch = s.zk.controller_epoch
+        # ControllerContext and TopicDeletionManager
+        c = s.controller
+        self.epoch = c.epoch
+        self.live_brokers: dict[int, int] = dict(c.live_brokers)
+        self.assignment: dict[TopicPartition, tuple[int, ...]] = dict(c.assignments)
+        self.leadership: dict[TopicPartition, LeaderAndIsr] = dict(c.leadership)
+        self.partition_state: dict[TopicPartition, PartitionState] = dict(c.partition_states)
+        self.replica_state: dict[Replica, ReplicaState] = dict(c.replica_states)
+        self.topics_to_be_deleted: set[str] = set(c.topics_to_be_deleted)
+        self.topics_ineligible_for_deletion: set[str] = set(c.topics_ineligible_for_deletion)
+        self.topics_with_deletion_started: set[str] = set(c.topics_with_deletion_started)
+        self.events: list[ControllerEvent] = list(c.events)
+        # brokers and channels
+        self.brokers: dict[int, BrokerState] = {b.id: b for b in s.brokers}
+        self.channels: dict[int, list[Request]] = {b: list(q) for b, q in s.channels}
+        self.budget = s.budget
+        # ControllerBrokerRequestBatch
+        self._leader_and_isr: dict[int, dict[TopicPartition, PartitionLeaderState]] = {}
+        self._stop_replica: dict[int, list[TopicPartition]] = {}
+        self._stop_replica_delete: dict[int, list[TopicPartition]] = {}
+        # the step's state-change log
+        self.replica_transitions: list[tuple[Replica, ReplicaState, ReplicaState]] = []
+        self.illegal_transitions: list[tuple[Replica, ReplicaState, ReplicaState]] = []
+        self.messages: list[str] = []
+        self.completed_deletions: list[str] = []
+        self.deletion_retries: list[str] = []
+        self.elections: list[tuple[TopicPartition, int, int]] = []
+
+    # ---- freezing ----
+    def freeze(self) -> ClusterState:
+        zk = ZkState(
+            brokers=sorted_items(self.zk_brokers),
+            topics=sorted_items(self.zk_topics),
+            partitions=sorted_items(self.zk_partitions),
+            delete_topics=tuple(sorted(self.zk_delete_topics)),
+            controller_epoch=self.zk_controller_epoch,
+        )
+        controller = ControllerState(
+            epoch=self.epoch,
+            live_brokers=sorted_items(self.live_brokers),
+            assignments=sorted_items(self.assignment),
+            leadership=sorted_items(self.leadership),
+            partition_states=sorted_items(self.partition_state),
+            replica_states=sorted_items(self.replica_state),
+            topics_to_be_deleted=tuple(sorted(self.topics_to_be_deleted)),
+            topics_ineligible_for_deletion=tuple(sorted(self.topics_ineligible_for_deletion)),
+            topics_with_deletion_started=tuple(sorted(self.topics_with_deletion_started)),
+            events=tuple(self.events),
+        )
+        log = StepLog(
+            tuple(self.replica_transitions), tuple(self.illegal_transitions), tuple(self.messages),
+            tuple(self.completed_deletions), tuple(self.deletion_retries), tuple(self.elections),
+        )
+        return ClusterState(
+            zk=zk,
+            controller=controller,
+            brokers=tuple(self.brokers[b] for b in sorted(self.brokers)),
+            channels=tuple((b, tuple(q)) for b, q in sorted(self.channels.items()) if q),
+            budget=self.budget,
+            log=log,
+        )
+
+    # ---- ControllerContext queries ----
+    def is_replica_online(self, broker: int) -> bool:
+        """``ControllerContext.isReplicaOnline`` (no offline log dirs in this model)."""
+        return broker in self.live_brokers
+
+    def live_or_shutting_down(self) -> set[int]:
+        return set(self.live_brokers)
+
+    def partitions_for_topic(self, topic: str) -> list[TopicPartition]:
+        return sorted(tp for tp in self.assignment if tp[0] == topic)
+
+    def replicas_for_topic(self, topic: str) -> list[Replica]:
+        return [(t, p, b) for (t, p) in self.partitions_for_topic(topic) for b in self.assignment[(t, p)]]
+
+    def replicas_on_brokers(self, brokers: set[int]) -> list[Replica]:
+        return [(t, p, b) for (t, p), reps in sorted(self.assignment.items()) for b in reps if b in brokers]
+
+    def replicas_in_state(self, topic: str, state: ReplicaState) -> list[Replica]:
+        return [r for r in self.replicas_for_topic(topic) if self.replica_state.get(r) == state]
+
+    def all_topics(self) -> set[str]:
+        return {t for t, _ in self.assignment}
+
+    def is_topic_queued_up_for_deletion(self, topic: str) -> bool:
+        return topic in self.topics_to_be_deleted
+
+    # ---- events ----
+    def enqueue_once(self, kind: EventKind) -> None:
+        """A ZooKeeper watch fired. Watches are one-shot and re-armed when the handler re-reads the
+        znode, so while one event of this kind waits in the queue, further changes add nothing."""
+        if not any(e.kind is kind for e in self.events):
+            self.events.append(ControllerEvent(kind))
+
+    # ---- ControllerBrokerRequestBatch ----
+    def add_leader_and_isr_request(self, brokers: Iterable[int], tp: TopicPartition, lai: LeaderAndIsr,
+                                   replicas: tuple[int, ...], is_new: bool) -> None:
+        for b in brokers:
+            if b < 0:
+                continue
+            per_broker = self._leader_and_isr.setdefault(b, {})
+            previous = per_broker.get(tp)
+            # addLeaderAndIsrRequestForBrokers: isNew sticks once set for a partition in a batch
+            new = is_new or (previous is not None and previous.is_new)
+            per_broker[tp] = PartitionLeaderState(tp, lai.leader, lai.leader_epoch, lai.isr, replicas, new)
+
+    def add_stop_replica_request(self, broker: int, tp: TopicPartition, delete: bool) -> None:
+        target = self._stop_replica_delete if delete else self._stop_replica
+        parts = target.setdefault(broker, [])
+        if tp not in parts:
+            parts.append(tp)
+
+    def send_requests_to_brokers(self) -> None:
+        """``sendRequestsToBrokers``: hand the batch to the live brokers' channels.
+
+        Requests for brokers the controller has no channel for (not live) are dropped, as
+        ``ControllerChannelManager.sendRequest`` drops them with a warning.
+        """
+        no_epochs = self.scenario.bug("KAFKA_7235")
+        for b in sorted(set(self._leader_and_isr) | set(self._stop_replica) | set(self._stop_replica_delete)):
+            if b not in self.live_brokers:
+                continue
+            broker_epoch = -1 if no_epochs else self.live_brokers[b]
+            queue = self.channels.setdefault(b, [])
+            states = self._leader_and_isr.get(b)
+            if states:
+                queue.append(Request(RequestKind.LeaderAndIsr, self.epoch, broker_epoch,
+                                     leader_states=tuple(states[tp] for tp in sorted(states))))
+            stops = self._stop_replica.get(b)
+            if stops:
+                queue.append(Request(RequestKind.StopReplica, self.epoch, broker_epoch,
+                                     partitions=tuple(sorted(stops)), delete_partitions=False))
+            for tp in self._stop_replica_delete.get(b, []):
+                queue.append(Request(RequestKind.StopReplica, self.epoch, broker_epoch,
+                                     partitions=(tp,), delete_partitions=True))
+        self._leader_and_isr.clear()
+        self._stop_replica.clear()
+        self._stop_replica_delete.clear()
+
+    def with_budget(self, budget: Budget) -> None:
+        self.budget = budget

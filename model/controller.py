@@ -1,0 +1,143 @@
+"""The controller's event processing: ``controller/KafkaController.scala`` (Kafka 2.0 – 2.3).
+
+One controller step takes the event at the head of the ``ControllerEventManager`` queue and runs
+its ``process()``: BrokerChange (``onBrokerStartup`` / ``onBrokerFailure``), TopicChange
+(``onNewPartitionCreation``), TopicDeletion (``enqueueTopicsForDeletion``) and
+TopicDeletionStopReplicaResponseReceived. Each handler reads ZooKeeper when it runs, as Kafka's
+do, so changes made while the event waited are seen.
+"""
+
+from __future__ import annotations
+
+from model import partition_state_machine, replica_state_machine, topic_deletion_manager
+from model.cluster import ControllerEvent, EventKind, Replica, TopicPartition
+from model.context import Step
+from model.states import PartitionState, ReplicaState
+
+
+def process_next_event(step: Step) -> ControllerEvent:
+    event = step.events.pop(0)
+    if event.kind is EventKind.BrokerChange:
+        process_broker_change(step)
+    elif event.kind is EventKind.TopicChange:
+        process_topic_change(step)
+    elif event.kind is EventKind.TopicDeletion:
+        process_topic_deletion(step)
+    elif event.kind is EventKind.TopicDeletionStopReplicaResponseReceived:
+        process_topic_deletion_stop_replica_response(step, event)
+    return event
+
+
+def process_broker_change(step: Step) -> None:
+    """``BrokerChange.process``: diff /brokers/ids against the live brokers.
+
+    Kafka 2.2+ (KIP-380, KAFKA-7235) also compares broker epochs: an id present in both with a
+    larger epoch bounced and is handled as a failure followed by a startup. Without epochs
+    (bug switch KAFKA_7235, the default before 2.2) a bounce goes unnoticed.
+    """
+    current = dict(step.zk_brokers)
+    known = dict(step.live_brokers)
+    new = sorted(set(current) - set(known))
+    dead = sorted(set(known) - set(current))
+    if step.scenario.bug("KAFKA_7235"):
+        bounced: list[int] = []
+    else:
+        bounced = sorted(b for b in set(current) & set(known) if current[b] > known[b])
+    # ControllerChannelManager.addBroker / removeBroker: a removed broker's queue is dropped.
+    for b in bounced + dead:
+        step.channels.pop(b, None)
+    if new:
+        step.live_brokers.update({b: current[b] for b in new})
+        on_broker_startup(step, new)
+    if bounced:
+        for b in bounced:
+            del step.live_brokers[b]
+        on_broker_failure(step, bounced)
+        step.live_brokers.update({b: current[b] for b in bounced})
+        on_broker_startup(step, bounced)
+    if dead:
+        for b in dead:
+            del step.live_brokers[b]
+        on_broker_failure(step, dead)
+
+
+def on_broker_startup(step: Step, new: list[int]) -> None:
+    # UpdateMetadata to the live brokers: not modelled.
+    replicas = step.replicas_on_brokers(set(new))
+    replica_state_machine.handle_state_changes(step, replicas, ReplicaState.OnlineReplica)
+    partition_state_machine.trigger_online_partition_state_change(step)
+    # Reassignments whose target includes a new broker are resumed here (not modelled yet).
+    queued = sorted({r[0] for r in replicas if step.is_topic_queued_up_for_deletion(r[0])})
+    if queued:
+        topic_deletion_manager.resume_deletion_for_topics(step, queued)
+
+
+def on_broker_failure(step: Step, dead: list[int]) -> None:
+    on_replicas_become_offline(step, step.replicas_on_brokers(set(dead)))
+
+
+def on_replicas_become_offline(step: Step, replicas: list[Replica]) -> None:
+    for_deletion = [r for r in replicas if step.is_topic_queued_up_for_deletion(r[0])]
+    rest = [r for r in replicas if not step.is_topic_queued_up_for_deletion(r[0])]
+    without_leader = [tp for tp, lai in step.leadership.items()
+                      if not step.is_replica_online(lai.leader) and not step.is_topic_queued_up_for_deletion(tp[0])]
+    partition_state_machine.handle_state_changes(step, without_leader, PartitionState.OfflinePartition)
+    partition_state_machine.trigger_online_partition_state_change(step)
+    replica_state_machine.handle_state_changes(step, rest, ReplicaState.OfflineReplica)
+    if for_deletion:
+        topic_deletion_manager.fail_replica_deletion(step, for_deletion)
+    # UpdateMetadata when no partition lost its leader: not modelled.
+
+
+def process_topic_change(step: Step) -> None:
+    """``TopicChange.process``: topics in ZooKeeper the controller does not know yet are created."""
+    in_zk = set(step.zk_topics)
+    known = step.all_topics()
+    for topic in sorted(known - in_zk):
+        topic_deletion_manager.remove_topic(step, topic)
+    new_partitions: list[TopicPartition] = []
+    for topic in sorted(in_zk - known):
+        for p, replicas in enumerate(step.zk_topics[topic]):
+            step.assignment[(topic, p)] = replicas
+            new_partitions.append((topic, p))
+    if new_partitions:
+        on_new_partition_creation(step, new_partitions)
+
+
+def on_new_partition_creation(step: Step, partitions: list[TopicPartition]) -> None:
+    replicas = [(t, p, b) for (t, p) in partitions for b in step.assignment[(t, p)]]
+    partition_state_machine.handle_state_changes(step, partitions, PartitionState.NewPartition)
+    replica_state_machine.handle_state_changes(step, replicas, ReplicaState.NewReplica)
+    partition_state_machine.handle_state_changes(step, partitions, PartitionState.OnlinePartition)
+    replica_state_machine.handle_state_changes(step, replicas, ReplicaState.OnlineReplica)
+
+
+def process_topic_deletion(step: Step) -> None:
+    """``TopicDeletion.process``: topics named under /admin/delete_topics are queued for deletion.
+
+    Requests for topics the controller does not know are dropped (their znodes deleted); with
+    ``delete.topic.enable=false`` every request is dropped (KAFKA-3175's fix).
+    """
+    requested = set(step.zk_delete_topics)
+    non_existent = requested - step.all_topics()
+    if non_existent:
+        step.messages.append(f"Ignoring request to delete non-existing topics {sorted(non_existent)}")
+        step.zk_delete_topics -= non_existent
+        step.enqueue_once(EventKind.TopicDeletion)
+    requested -= non_existent
+    if step.scenario.delete_topic_enable:
+        if requested:
+            # Topics with a partition being reassigned would be marked ineligible here (not modelled yet).
+            topic_deletion_manager.enqueue_topics_for_deletion(step, sorted(requested))
+    elif requested:
+        step.messages.append(f"Removing {sorted(requested)} since delete topic is disabled")
+        step.zk_delete_topics -= requested
+        step.enqueue_once(EventKind.TopicDeletion)
+
+
+def process_topic_deletion_stop_replica_response(step: Step, event: ControllerEvent) -> None:
+    replica = (event.partition[0], event.partition[1], event.broker)
+    if event.error:
+        topic_deletion_manager.fail_replica_deletion(step, [replica])
+    else:
+        topic_deletion_manager.complete_replica_deletion(step, [replica])

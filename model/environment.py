@@ -1,0 +1,121 @@
+"""Environment steps: what happens to the cluster outside the controller's thread.
+
+Brokers die and restart (their ZooKeeper registrations come and go, firing the controller's
+/brokers/ids watch), brokers apply the requests waiting in their channels (``KafkaApis`` handling
+LeaderAndIsr and StopReplica, ``ReplicaManager.becomeLeaderOrFollower`` / ``stopReplicas``), and
+an admin creates or deletes topics by writing ZooKeeper as ``kafka-topics.sh --zookeeper`` does.
+
+Deviations: a broker applies a request and its response reaches the controller's queue in one
+step (Kafka's RequestSendThread would re-send a request whose response was lost, and deleting a
+log twice changes nothing); a StopReplica(delete=true) fails as a whole with KAFKA_STORAGE_ERROR
+when the explorer injects an error.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from model.cluster import (
+    BrokerState,
+    ControllerEvent,
+    EventKind,
+    HostedPartition,
+    Request,
+    RequestKind,
+)
+from model.context import Step
+
+
+def broker_failure(step: Step, broker: int) -> None:
+    """The broker process dies: its ZooKeeper session expires and its ephemeral /brokers/ids
+    znode goes; what it held in memory is lost, its logs stay on disk."""
+    b = step.brokers[broker]
+    step.brokers[broker] = attrs.evolve(b, alive=False, partitions=(), controller_epoch=0)
+    step.zk_brokers.pop(broker, None)
+    step.enqueue_once(EventKind.BrokerChange)
+    step.budget = attrs.evolve(step.budget, broker_failures=step.budget.broker_failures + 1)
+
+
+def broker_startup(step: Step, broker: int) -> None:
+    """The broker restarts and registers again, with a larger broker epoch."""
+    b = step.brokers[broker]
+    step.brokers[broker] = attrs.evolve(b, alive=True, epoch=b.epoch + 1)
+    step.zk_brokers[broker] = b.epoch + 1
+    step.enqueue_once(EventKind.BrokerChange)
+
+
+def broker_apply_request(step: Step, broker: int, *, storage_error: bool = False) -> Request:
+    """The broker handles the request at the head of its channel."""
+    queue = step.channels[broker]
+    request = queue.pop(0)
+    if not queue:
+        del step.channels[broker]
+    b = step.brokers[broker]
+    if storage_error:
+        step.budget = attrs.evolve(step.budget, stop_replica_errors=step.budget.stop_replica_errors + 1)
+    stale = _stale(step, b, request)
+    if stale:
+        step.messages.append(f"broker {broker} rejects {request.describe()}: {stale}")
+    elif request.kind is RequestKind.LeaderAndIsr:
+        step.brokers[broker] = _become_leader_or_follower(b, request)
+    else:
+        step.brokers[broker] = _stop_replicas(b, request, storage_error)
+    if request.kind is RequestKind.StopReplica and request.delete_partitions:
+        # The deletion callback: TopicDeletionStopReplicaResponseReceived joins the event queue.
+        for tp in request.partitions:
+            step.events.append(ControllerEvent(EventKind.TopicDeletionStopReplicaResponseReceived,
+                                               broker, tp, bool(stale) or storage_error))
+    return request
+
+
+def _stale(step: Step, b: BrokerState, request: Request) -> str:
+    if request.controller_epoch < b.controller_epoch:
+        return "STALE_CONTROLLER_EPOCH"
+    if not step.scenario.bug("KAFKA_7235") and 0 <= request.broker_epoch < b.epoch:
+        return "STALE_BROKER_EPOCH (the request was meant for an earlier incarnation)"
+    return ""
+
+
+def _become_leader_or_follower(b: BrokerState, request: Request) -> BrokerState:
+    hosted = {h.partition: h for h in b.partitions}
+    logs = set(b.logs)
+    for s in request.leader_states:
+        if b.id not in s.replicas:
+            continue  # UNKNOWN_TOPIC_OR_PARTITION: not an assigned replica
+        current = hosted.get(s.partition)
+        if current is None or s.leader_epoch > current.leader_epoch:
+            hosted[s.partition] = HostedPartition(s.partition, s.leader_epoch, s.leader)
+            logs.add(s.partition)  # getOrCreatePartition / the log is created if missing
+        # else: STALE_CONTROLLER_EPOCH for that partition (leader epoch not newer), ignored
+    return attrs.evolve(b, controller_epoch=max(b.controller_epoch, request.controller_epoch),
+                        partitions=tuple(hosted[tp] for tp in sorted(hosted)), logs=tuple(sorted(logs)))
+
+
+def _stop_replicas(b: BrokerState, request: Request, storage_error: bool) -> BrokerState:
+    if storage_error:
+        return attrs.evolve(b, controller_epoch=max(b.controller_epoch, request.controller_epoch))
+    stopped = set(request.partitions)
+    logs = set(b.logs)
+    if request.delete_partitions:
+        logs -= stopped
+    return attrs.evolve(
+        b,
+        controller_epoch=max(b.controller_epoch, request.controller_epoch),
+        partitions=tuple(h for h in b.partitions if h.partition not in stopped),
+        logs=tuple(sorted(logs)),
+    )
+
+
+def admin_create_topic(step: Step, topic: str) -> None:
+    """``AdminZkClient.createTopicWithAssignment``: write /brokers/topics/<topic>."""
+    step.zk_topics[topic] = step.scenario.topic(topic).replicas
+    step.enqueue_once(EventKind.TopicChange)
+    step.budget = attrs.evolve(step.budget, topics_created=tuple(sorted((*step.budget.topics_created, topic))))
+
+
+def admin_delete_topic(step: Step, topic: str) -> None:
+    """``kafka-topics.sh --delete``: create /admin/delete_topics/<topic>."""
+    step.zk_delete_topics.add(topic)
+    step.enqueue_once(EventKind.TopicDeletion)
+    step.budget = attrs.evolve(step.budget,
+                               deletions_requested=tuple(sorted((*step.budget.deletions_requested, topic))))

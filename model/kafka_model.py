@@ -1,0 +1,173 @@
+"""The Kafka controller model: a scenario's cluster behind the explorer contract.
+
+Actions are either the controller step (process the event at the head of the queue) or
+environment steps (a broker applies its next request, or fails to delete a log; a broker dies or
+restarts; an admin creates or deletes a topic). Environment steps are bounded by the counters in
+:class:`~model.cluster.Budget`, whose limits come from the scenario's ``[bounds]``. Actions are
+listed in a fixed order: the controller step, then per broker (by id) its request steps, then
+failures and restarts, then admin steps by topic name.
+
+The initial state is a running cluster: every broker registered and alive, the controller elected
+(epoch 1), and the topics that exist from the start created by the controller's own code
+(``onNewPartitionCreation``) with every resulting request applied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from explorer.contract import Property
+from model import controller, environment
+from model.cluster import (
+    BrokerState,
+    Budget,
+    ClusterState,
+    Codec,
+    ControllerState,
+    EventKind,
+    RequestKind,
+    StepLog,
+    ZkState,
+)
+from model.context import Step
+from model.scenario import Scenario
+
+
+@attrs.frozen
+class Action:
+    kind: str  # ControllerProcessEvent, BrokerApplyRequest, BrokerFailsStopReplica, BrokerFailure,
+    #            BrokerStartup, AdminCreateTopic, AdminDeleteTopic
+    broker: int = -1
+    topic: str = ""
+
+
+CONTROLLER_EPOCH = 1
+
+
+class KafkaControllerModel:
+    """Implements :class:`explorer.contract.Model` for one scenario and a list of properties."""
+
+    def __init__(self, scenario: Scenario, properties: Sequence[Property] = ()):
+        self.scenario = scenario
+        self._properties = tuple(properties)
+        self.codec = Codec(tuple(sorted(t.name for t in scenario.topics)))
+        self._initial = initial_state(scenario)
+
+    # ---- the contract ----
+    def init_states(self) -> Sequence[ClusterState]:
+        return (self._initial,)
+
+    def actions(self, state: ClusterState) -> Sequence[Action]:
+        sc = self.scenario
+        acts: list[Action] = []
+        if state.controller.events:
+            acts.append(Action("ControllerProcessEvent"))
+        budget = state.budget
+        for broker_id, queue in state.channels:
+            if not state.broker(broker_id).alive:
+                continue
+            acts.append(Action("BrokerApplyRequest", broker_id))
+            head = queue[0]
+            if (head.kind is RequestKind.StopReplica and head.delete_partitions
+                    and budget.stop_replica_errors < sc.bounds.stop_replica_errors):
+                acts.append(Action("BrokerFailsStopReplica", broker_id))
+        for b in state.brokers:
+            if b.alive:
+                if budget.broker_failures < sc.bounds.broker_failures:
+                    acts.append(Action("BrokerFailure", b.id))
+            else:
+                acts.append(Action("BrokerStartup", b.id))
+        for t in sc.topics:
+            if not t.created_initially and t.name not in budget.topics_created:
+                acts.append(Action("AdminCreateTopic", topic=t.name))
+        for t in sc.topics:
+            if (t.deleted_by_admin and t.name not in budget.deletions_requested
+                    and state.zk.topic_assignment(t.name) is not None):
+                acts.append(Action("AdminDeleteTopic", topic=t.name))
+        return acts
+
+    def next_state(self, state: ClusterState, action: Action) -> ClusterState:
+        step = Step(self.scenario, state)
+        kind = action.kind
+        if kind == "ControllerProcessEvent":
+            event = controller.process_next_event(step)
+            step.messages.insert(0, f"controller processes {event.describe()}")
+        elif kind == "BrokerApplyRequest":
+            environment.broker_apply_request(step, action.broker)
+        elif kind == "BrokerFailsStopReplica":
+            environment.broker_apply_request(step, action.broker, storage_error=True)
+        elif kind == "BrokerFailure":
+            environment.broker_failure(step, action.broker)
+        elif kind == "BrokerStartup":
+            environment.broker_startup(step, action.broker)
+        elif kind == "AdminCreateTopic":
+            environment.admin_create_topic(step, action.topic)
+        elif kind == "AdminDeleteTopic":
+            environment.admin_delete_topic(step, action.topic)
+        else:
+            raise ValueError(f"unknown action {action!r}")
+        return step.freeze()
+
+    def properties(self) -> Sequence[Property]:
+        return self._properties
+
+    def within_boundary(self, state: ClusterState) -> bool:
+        return True
+
+    def encode(self, state: ClusterState) -> bytes:
+        return self.codec.encode(state)
+
+    def decode(self, data: bytes) -> ClusterState:
+        return self.codec.decode(data)
+
+    def action_name(self, action: Action) -> str:
+        return action.kind
+
+    def describe_action(self, action: Action) -> str:
+        if action.broker >= 0:
+            return f"{action.kind}(broker={action.broker})"
+        if action.topic:
+            return f"{action.kind}(topic={action.topic})"
+        return action.kind
+
+    def describe_changes(self, prev: ClusterState, next_: ClusterState) -> Sequence[str]:
+        from model.describe import describe_changes
+
+        return describe_changes(prev, next_)
+
+    def describe_state(self, state: ClusterState) -> Sequence[str]:
+        from model.describe import describe_state
+
+        return describe_state(state)
+
+
+def initial_state(scenario: Scenario) -> ClusterState:
+    registered = tuple((b.id, 1) for b in sorted(scenario.brokers, key=lambda b: b.id))
+    blank = ClusterState(
+        zk=ZkState(brokers=registered, topics=(), partitions=(), delete_topics=(), controller_epoch=CONTROLLER_EPOCH),
+        controller=ControllerState(CONTROLLER_EPOCH, registered, (), (), (), (), (), (), (), ()),
+        brokers=tuple(BrokerState(b, True, 1, CONTROLLER_EPOCH, (), ()) for b, _ in registered),
+        channels=(),
+        budget=Budget(),
+    )
+    step = Step(scenario, blank)
+    for t in scenario.topics:
+        if t.created_initially:
+            step.zk_topics[t.name] = t.replicas
+    controller.process_topic_change(step)
+    while step.channels:
+        broker = min(step.channels)
+        environment.broker_apply_request(step, broker)
+    step.events.clear()  # the deletion callbacks of a fresh cluster: none expected
+    return attrs.evolve(step.freeze(), log=StepLog())
+
+
+
+
+def build_model(scenario: Scenario, properties: Sequence[Property] = ()) -> KafkaControllerModel:
+    return KafkaControllerModel(scenario, properties)
+
+
+__all__ = ["Action", "EventKind", "KafkaControllerModel", "build_model", "initial_state"]

@@ -1,0 +1,119 @@
+"""The partition state machine: ``controller/PartitionStateMachine.scala`` (Kafka 2.0 – 2.3).
+
+``handle_state_changes`` mirrors ``PartitionStateMachine.handleStateChanges``. OnlinePartition from
+NewPartition initialises leader and ISR (``initializeLeaderAndIsrForPartitions``); from Online or
+Offline it runs an election (``electLeaderForPartitions``) with the given strategy. Only
+``OfflinePartitionLeaderElectionStrategy`` is used by the events modelled so far; the other
+strategies' algorithms live in :mod:`model.election` and arrive with their events.
+
+Deviation: the retry loop over BADVERSION cannot trigger (no other ZooKeeper writer of partition
+state yet), so the 1.1 – 2.3 retry bug (re-electing every partition instead of the remaining ones)
+is not reachable here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from model.cluster import LeaderAndIsr, TopicPartition
+from model.context import Step
+from model.election import offline_partition_leader_election
+from model.replica_state_machine import zk_update_leader_and_isr
+from model.states import PARTITION_TABLE, PartitionState
+
+P = PartitionState
+
+
+def handle_state_changes(step: Step, partitions: Iterable[TopicPartition], target: PartitionState) -> None:
+    parts = sorted(set(partitions))
+    if not parts:
+        return
+    allowed = PARTITION_TABLE[target]
+    valid: list[TopicPartition] = []
+    for tp in parts:
+        current = step.partition_state.setdefault(tp, P.NonExistentPartition)
+        if current in allowed:
+            valid.append(tp)
+        else:
+            step.messages.append(
+                f"IllegalStateException: partition {tp[0]}-{tp[1]} should be in the "
+                f"{','.join(s.name for s in sorted(allowed))} states before moving to {target.name} state. "
+                f"Instead it is in {current.name} state")
+    if target is P.OnlinePartition:
+        uninitialized = [tp for tp in valid if step.partition_state[tp] is P.NewPartition]
+        to_elect = [tp for tp in valid if step.partition_state[tp] in (P.OnlinePartition, P.OfflinePartition)]
+        for tp in _initialize_leader_and_isr(step, uninitialized):
+            step.partition_state[tp] = P.OnlinePartition
+        for tp in _elect_leader_for_partitions(step, to_elect):
+            step.partition_state[tp] = P.OnlinePartition
+    else:
+        for tp in valid:
+            step.partition_state[tp] = target
+    step.send_requests_to_brokers()
+
+
+def trigger_online_partition_state_change(step: Step) -> None:
+    """``triggerOnlinePartitionStateChange``: every New or Offline partition of a topic not queued
+    for deletion goes Online under the offline election strategy."""
+    partitions = [tp for tp, s in step.partition_state.items()
+                  if s in (P.NewPartition, P.OfflinePartition) and not step.is_topic_queued_up_for_deletion(tp[0])]
+    handle_state_changes(step, partitions, P.OnlinePartition)
+
+
+def _initialize_leader_and_isr(step: Step, partitions: list[TopicPartition]) -> list[TopicPartition]:
+    done: list[TopicPartition] = []
+    for tp in partitions:
+        assigned = step.assignment.get(tp, ())
+        live = tuple(b for b in assigned if step.is_replica_online(b))
+        if not live:
+            step.messages.append(
+                f"StateChangeFailedException: encountered error during state change of partition "
+                f"{tp[0]}-{tp[1]} from New to Online, assigned replicas are {list(assigned)}, live brokers are "
+                f"{sorted(step.live_brokers)}. No assigned replica is alive.")
+            continue
+        if tp in step.zk_partitions:
+            step.messages.append(f"NodeExistsException: partition-state znode of {tp[0]}-{tp[1]} already exists")
+            continue
+        lai = LeaderAndIsr(live[0], 0, live, 0, step.epoch)
+        step.zk_partitions[tp] = lai
+        step.leadership[tp] = lai
+        step.add_leader_and_isr_request(live, tp, lai, assigned, is_new=True)
+        step.elections.append((tp, -1, lai.leader))
+        done.append(tp)
+    return done
+
+
+def _elect_leader_for_partitions(step: Step, partitions: list[TopicPartition]) -> list[TopicPartition]:
+    """``electLeaderForPartitions`` with ``OfflinePartitionLeaderElectionStrategy``."""
+    done: list[TopicPartition] = []
+    for tp in partitions:
+        read = step.zk_partitions.get(tp)
+        if read is None:
+            step.messages.append(f"StateChangeFailedException: LeaderAndIsr information doesn't exist for "
+                                 f"partition {tp[0]}-{tp[1]} in OnlinePartition state")
+            continue
+        if read.controller_epoch > step.epoch:
+            step.messages.append(f"StateChangeFailedException: leader and isr path of {tp[0]}-{tp[1]} written "
+                                 f"by another controller (epoch {read.controller_epoch})")
+            continue
+        assigned = step.assignment[tp]
+        live_assigned = [b for b in assigned if step.is_replica_online(b)]
+        any_isr_live = any(step.is_replica_online(b) for b in read.isr)
+        unclean = (not any_isr_live) and step.scenario.unclean_leader_election_enable
+        leader = offline_partition_leader_election(assigned, read.isr, live_assigned, unclean)
+        if leader is None:
+            step.messages.append(f"StateChangeFailedException: Failed to elect leader for partition "
+                                 f"{tp[0]}-{tp[1]} under strategy OfflinePartitionLeaderElectionStrategy")
+            continue
+        if leader in read.isr:
+            new_isr = tuple(b for b in read.isr if step.is_replica_online(b))
+        else:
+            new_isr = (leader,)
+            step.messages.append(f"Unclean leader election: {leader} becomes leader of {tp[0]}-{tp[1]} "
+                                 "from outside the ISR (data loss possible)")
+        written = zk_update_leader_and_isr(step, tp, read, leader, new_isr)
+        step.leadership[tp] = written
+        step.add_leader_and_isr_request(live_assigned, tp, written, assigned, is_new=False)
+        step.elections.append((tp, read.leader, leader))
+        done.append(tp)
+    return done

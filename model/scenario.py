@@ -1,0 +1,354 @@
+"""Scenario files: the bounded cluster a run explores, loaded from TOML and validated.
+
+A scenario names the brokers (with racks), the topics (assignment by Kafka's algorithm or given
+explicitly, present from the start or created by an admin during the run, deleted by an admin or
+not), the Kafka version and configuration, the environment's budget (how many broker failures and
+StopReplica errors the explorer may inject, like the bounds of a TLA+ config), the properties to
+check and the historical bugs to re-introduce.
+
+Bad input raises :class:`ScenarioError` with one sentence naming the offending key or value and
+the fix; the CLI turns it into exit status 2.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from model import assignment as kafka_assignment
+
+SUPPORTED_VERSIONS: tuple[str, ...] = ("1.1", "2.0", "2.1", "2.2", "2.3")
+DEFAULT_VERSION = "2.3"
+
+
+@attrs.frozen
+class BugSwitch:
+    """A historical Kafka bug (or a planted one) the model can re-introduce."""
+
+    name: str
+    summary: str
+    fixed_in: tuple[int, int] | None  # None: a planted bug, never part of Kafka
+
+    def default_for(self, version: tuple[int, int]) -> bool:
+        return self.fixed_in is not None and version < self.fixed_in
+
+
+BUGS: Mapping[str, BugSwitch] = {
+    b.name: b
+    for b in (
+        BugSwitch(
+            "KAFKA_6650",
+            "OfflineReplica transition skips replicas without leadership info (partially created or "
+            "deleted topics), so their deletion can never start",
+            (2, 0),
+        ),
+        BugSwitch(
+            "KAFKA_7235",
+            "no broker epochs: a broker that bounced before the controller noticed is not treated "
+            "as failed and restarted, and requests of its previous incarnation are applied",
+            (2, 2),
+        ),
+        BugSwitch(
+            "PLANTED_COMPLETE_DELETION_ON_FIRST_SUCCESS",
+            "planted, not Kafka: TopicDeletionManager completes a topic deletion as soon as any one "
+            "replica's deletion succeeded",
+            None,
+        ),
+    )
+}
+
+
+class ScenarioError(ValueError):
+    """A scenario that cannot be explored; the message is one sentence naming the fix."""
+
+
+@attrs.frozen
+class Broker:
+    id: int
+    rack: str | None
+
+
+@attrs.frozen
+class Topic:
+    name: str
+    replicas: tuple[tuple[int, ...], ...]  # by partition id; head = preferred replica
+    auto_assigned: bool  # computed by Kafka's assignReplicasToBrokers (rack_spread applies)
+    created_initially: bool
+    deleted_by_admin: bool
+
+    @property
+    def partitions(self) -> int:
+        return len(self.replicas)
+
+
+@attrs.frozen
+class Bounds:
+    broker_failures: int = 1
+    stop_replica_errors: int = 0
+
+
+@attrs.frozen
+class Scenario:
+    name: str
+    description: str
+    brokers: tuple[Broker, ...]
+    topics: tuple[Topic, ...]
+    version: tuple[int, int]
+    delete_topic_enable: bool
+    unclean_leader_election_enable: bool
+    bounds: Bounds
+    properties: tuple[str, ...] | None  # None: every registered property
+    bugs: frozenset[str]
+    source: str = attrs.field(eq=False, repr=False)  # the TOML text, shipped to Spark workers
+
+    @property
+    def broker_ids(self) -> tuple[int, ...]:
+        return tuple(b.id for b in self.brokers)
+
+    @property
+    def racks(self) -> Mapping[int, str | None]:
+        return {b.id: b.rack for b in self.brokers}
+
+    def bug(self, name: str) -> bool:
+        return name in self.bugs
+
+    def topic(self, name: str) -> Topic:
+        for t in self.topics:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+    @property
+    def digest(self) -> str:
+        """A hash of what the scenario means (not of its formatting), for run manifests."""
+        data = attrs.asdict(self, filter=lambda a, _v: a.name != "source")
+        return hashlib.sha256(json.dumps(data, sort_keys=True, default=list).encode()).hexdigest()
+
+
+_TOP_KEYS = {"name", "description", "cluster", "topics", "kafka", "bounds", "check", "bugs"}
+_CLUSTER_KEYS = {"brokers"}
+_BROKER_KEYS = {"id", "rack"}
+_TOPIC_KEYS = {
+    "name", "partitions", "replication_factor", "replicas", "start_index", "replica_shift",
+    "created", "deleted_by_admin",
+}
+_KAFKA_KEYS = {"version", "delete_topic_enable", "unclean_leader_election_enable"}
+_BOUNDS_KEYS = {"broker_failures", "stop_replica_errors"}
+_CHECK_KEYS = {"properties"}
+
+
+def load_scenario_file(path: str | Path) -> Scenario:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(f"scenario file {str(p)!r} does not exist; give a path or a shipped "
+                            "scenario name (see `kmc scenarios`).") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ScenarioError(f"scenario file {str(p)!r} cannot be read ({e}); "
+                            "give a readable UTF-8 TOML file.") from None
+    return load_scenario(text, default_name=p.stem)
+
+
+def load_scenario(text: str, default_name: str = "scenario") -> Scenario:
+    """Parse and validate a scenario from TOML text."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"the scenario is not valid TOML ({e}); fix the syntax.") from None
+    _check_keys(doc, _TOP_KEYS, "the scenario's top level")
+
+    kafka = _table(doc, "kafka")
+    _check_keys(kafka, _KAFKA_KEYS, "[kafka]")
+    version_text = kafka.get("version", DEFAULT_VERSION)
+    if version_text not in SUPPORTED_VERSIONS:
+        raise ScenarioError(
+            f"[kafka] version = {version_text!r} is not modelled; use one of "
+            f"{', '.join(SUPPORTED_VERSIONS)} (2.4 changed reassignment with KIP-455, not modelled yet)."
+        )
+    major, minor = (int(x) for x in str(version_text).split("."))
+    version = (major, minor)
+
+    brokers = _brokers(doc)
+    topics = tuple(_topic(t, i, brokers) for i, t in enumerate(_array_of_tables(doc, "topics")))
+    if not topics:
+        raise ScenarioError("the scenario has no [[topics]]; add at least one topic to explore.")
+    names = [t.name for t in topics]
+    for n in names:
+        if names.count(n) > 1:
+            raise ScenarioError(f"topic {n!r} is declared twice in [[topics]]; give each topic one entry.")
+
+    bounds_t = _table(doc, "bounds")
+    _check_keys(bounds_t, _BOUNDS_KEYS, "[bounds]")
+    bounds = Bounds(
+        broker_failures=_int(bounds_t, "broker_failures", "[bounds]", default=1, minimum=0),
+        stop_replica_errors=_int(bounds_t, "stop_replica_errors", "[bounds]", default=0, minimum=0),
+    )
+
+    check = _table(doc, "check")
+    _check_keys(check, _CHECK_KEYS, "[check]")
+    properties: tuple[str, ...] | None = None
+    if "properties" in check:
+        props = check["properties"]
+        if not isinstance(props, list) or not all(isinstance(p, str) for p in props):
+            raise ScenarioError("[check] properties must be a list of property names; see `kmc properties`.")
+        properties = tuple(props)
+
+    bugs_t = _table(doc, "bugs")
+    bugs = {name for name, b in BUGS.items() if b.default_for(version)}
+    for name, value in bugs_t.items():
+        if name not in BUGS:
+            raise ScenarioError(f"[bugs] {name} is not a known bug switch; use one of {', '.join(sorted(BUGS))}.")
+        if not isinstance(value, bool):
+            raise ScenarioError(f"[bugs] {name} = {value!r} must be true or false.")
+        if value:
+            bugs.add(name)
+        else:
+            bugs.discard(name)
+
+    name = doc.get("name", default_name)
+    description = doc.get("description", "")
+    if not isinstance(name, str) or not isinstance(description, str):
+        raise ScenarioError("the scenario's name and description must be strings.")
+    return Scenario(
+        name=name,
+        description=description,
+        brokers=brokers,
+        topics=topics,
+        version=version,
+        delete_topic_enable=_bool(kafka, "delete_topic_enable", "[kafka]", default=True),
+        unclean_leader_election_enable=_bool(kafka, "unclean_leader_election_enable", "[kafka]", default=False),
+        bounds=bounds,
+        properties=properties,
+        bugs=frozenset(bugs),
+        source=text,
+    )
+
+
+def _brokers(doc: Mapping[str, Any]) -> tuple[Broker, ...]:
+    cluster = _table(doc, "cluster")
+    _check_keys(cluster, _CLUSTER_KEYS, "[cluster]")
+    raw = cluster.get("brokers")
+    if not isinstance(raw, list) or not raw:
+        raise ScenarioError("[cluster] brokers must be a non-empty list like [{ id = 0, rack = \"r1\" }].")
+    brokers: list[Broker] = []
+    for entry in raw:
+        if isinstance(entry, int) and not isinstance(entry, bool):
+            entry = {"id": entry}
+        if not isinstance(entry, dict):
+            raise ScenarioError(f"[cluster] brokers entry {entry!r} must be a table like {{ id = 0, rack = \"r1\" }}.")
+        _check_keys(entry, _BROKER_KEYS, "a [cluster] brokers entry")
+        bid = _int(entry, "id", "a [cluster] brokers entry", minimum=0)
+        rack = entry.get("rack")
+        if rack is not None and (not isinstance(rack, str) or not rack):
+            raise ScenarioError(f"broker {bid}'s rack {rack!r} must be a non-empty string.")
+        if any(b.id == bid for b in brokers):
+            raise ScenarioError(f"broker id {bid} appears twice in [cluster] brokers; give each broker a distinct id.")
+        brokers.append(Broker(bid, rack))
+    with_rack = [b for b in brokers if b.rack is not None]
+    if with_rack and len(with_rack) != len(brokers):
+        missing = ", ".join(str(b.id) for b in brokers if b.rack is None)
+        raise ScenarioError(
+            f"brokers {missing} have no rack while others do (Kafka: AdminOperationException: Not all brokers "
+            "have rack information for replica rack aware assignment.); give every broker a rack or none."
+        )
+    if len(brokers) > 8:
+        raise ScenarioError(f"{len(brokers)} brokers is beyond what an exhaustive search can cover; use at most 8.")
+    return tuple(brokers)
+
+
+def _topic(raw: Any, index: int, brokers: Sequence[Broker]) -> Topic:
+    where = f"[[topics]] entry {index + 1}"
+    if not isinstance(raw, dict):
+        raise ScenarioError(f"{where} must be a table.")
+    _check_keys(raw, _TOPIC_KEYS, where)
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        raise ScenarioError(f"{where} needs a name = \"...\".")
+    where = f"topic {name!r}"
+    created = raw.get("created", "initially")
+    if created not in ("initially", "by_admin"):
+        raise ScenarioError(f"{where}: created = {created!r} must be \"initially\" or \"by_admin\".")
+    deleted = _bool(raw, "deleted_by_admin", where, default=False)
+    ids = [b.id for b in brokers]
+    if "replicas" in raw:
+        for key in ("partitions", "replication_factor", "start_index", "replica_shift"):
+            if key in raw:
+                raise ScenarioError(f"{where} gives both replicas and {key}; give an explicit assignment "
+                                    "or let Kafka's algorithm compute it, not both.")
+        reps = raw["replicas"]
+        if not isinstance(reps, list) or not all(
+            isinstance(r, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in r) for r in reps
+        ):
+            raise ScenarioError(f"{where}: replicas must be a list of broker-id lists, e.g. [[0, 1], [1, 2]].")
+        assignment = {p: tuple(r) for p, r in enumerate(reps)}
+        try:
+            kafka_assignment.validate_replica_assignment(assignment, ids)
+        except kafka_assignment.KafkaAdminError as e:
+            raise ScenarioError(f"{where}: {e.kafka_class.rsplit('.', 1)[-1]}: {e}; fix its replicas.") from None
+        return Topic(name, tuple(assignment[p] for p in range(len(assignment))), False, created == "initially",
+                     deleted)
+    partitions = _int(raw, "partitions", where, minimum=None)
+    rf = _int(raw, "replication_factor", where, minimum=None)
+    start = _int(raw, "start_index", where, default=0, minimum=0)
+    shift = raw.get("replica_shift")
+    if shift is not None and (not isinstance(shift, int) or isinstance(shift, bool) or shift < 0):
+        raise ScenarioError(f"{where}: replica_shift = {shift!r} must be a whole number >= 0.")
+    try:
+        computed = kafka_assignment.assign_replicas_to_brokers(
+            [kafka_assignment.BrokerMetadata(b.id, b.rack) for b in brokers],
+            partitions, rf, fixed_start_index=start, replica_shift=shift,
+        )
+    except kafka_assignment.KafkaAdminError as e:
+        raise ScenarioError(f"{where}: {e.kafka_class.rsplit('.', 1)[-1]}: {e}") from None
+    if partitions * rf > 12:
+        raise ScenarioError(f"{where} has {partitions * rf} replicas; keep partitions × replication_factor "
+                            "at most 12 so that the state space stays explorable.")
+    return Topic(name, tuple(computed[p] for p in sorted(computed)), True, created == "initially", deleted)
+
+
+def _table(doc: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = doc.get(key, {})
+    if not isinstance(value, dict):
+        raise ScenarioError(f"[{key}] must be a table.")
+    return value
+
+
+def _array_of_tables(doc: Mapping[str, Any], key: str) -> list[Any]:
+    value = doc.get(key, [])
+    if not isinstance(value, list):
+        raise ScenarioError(f"{key} must be written as [[{key}]] tables.")
+    return value
+
+
+def _check_keys(table: Mapping[str, Any], known: set[str], where: str) -> None:
+    for key in table:
+        if key not in known:
+            raise ScenarioError(f"unknown key {key!r} in {where}; known keys are {', '.join(sorted(known))}.")
+
+
+def _int(table: Mapping[str, Any], key: str, where: str, default: int | None = None,
+         minimum: int | None = 0) -> int:
+    if key not in table:
+        if default is None:
+            raise ScenarioError(f"{where} needs {key} = <whole number>.")
+        return default
+    value = table[key]
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ScenarioError(f"{where}: {key} = {value!r} must be a whole number.")
+    if minimum is not None and value < minimum:
+        raise ScenarioError(f"{where}: {key} = {value} must be at least {minimum}.")
+    return value
+
+
+def _bool(table: Mapping[str, Any], key: str, where: str, default: bool) -> bool:
+    value = table.get(key, default)
+    if not isinstance(value, bool):
+        raise ScenarioError(f"{where}: {key} = {value!r} must be true or false.")
+    return value

@@ -1,0 +1,175 @@
+"""Topic deletion: ``controller/TopicDeletionManager.scala`` (Kafka 2.0 – 2.3).
+
+The manager keeps ``topicsToBeDeleted``, ``topicsIneligibleForDeletion`` and (2.1+)
+``topicsWithDeletionStarted``. Deletion of a topic moves its replicas Offline, then
+ReplicaDeletionStarted (StopReplica with deletePartition=true); each broker's response makes a
+replica ReplicaDeletionSuccessful or ReplicaDeletionIneligible; a dead broker's replicas go
+ineligible and are retried when it restarts; the topic is removed from ZooKeeper and the
+controller's context once every replica succeeded (``completeDeleteTopic``).
+
+With ``delete.topic.enable=false`` the manager's predicates are constant (nothing is queued,
+everything is ineligible) and enqueue / resume / fail do nothing, as in Kafka.
+
+Topics are visited in name order where Kafka iterates a hash set (an order Kafka does not define).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from model import partition_state_machine, replica_state_machine
+from model.cluster import EventKind, Replica
+from model.context import Step
+from model.states import PartitionState, ReplicaState
+
+R = ReplicaState
+
+
+def _enabled(step: Step) -> bool:
+    return step.scenario.delete_topic_enable
+
+
+def enqueue_topics_for_deletion(step: Step, topics: Iterable[str]) -> None:
+    if _enabled(step):
+        step.topics_to_be_deleted.update(topics)
+        resume_deletions(step)
+
+
+def resume_deletion_for_topics(step: Step, topics: Iterable[str]) -> None:
+    if _enabled(step):
+        queued = set(topics) & step.topics_to_be_deleted
+        if queued:
+            step.topics_ineligible_for_deletion.difference_update(queued)
+            resume_deletions(step)
+
+
+def mark_topic_ineligible_for_deletion(step: Step, topics: Iterable[str]) -> None:
+    if _enabled(step):
+        step.topics_ineligible_for_deletion.update(set(topics) & step.topics_to_be_deleted)
+
+
+def is_topic_ineligible_for_deletion(step: Step, topic: str) -> bool:
+    return topic in step.topics_ineligible_for_deletion if _enabled(step) else True
+
+
+def fail_replica_deletion(step: Step, replicas: Iterable[Replica]) -> None:
+    """``failReplicaDeletion``: replicas of queued topics become ReplicaDeletionIneligible."""
+    if not _enabled(step):
+        return
+    failed = [r for r in replicas if step.is_topic_queued_up_for_deletion(r[0])]
+    replica_state_machine.handle_state_changes(step, failed, R.ReplicaDeletionIneligible)
+    mark_topic_ineligible_for_deletion(step, {r[0] for r in failed})
+    resume_deletions(step)
+
+
+def complete_replica_deletion(step: Step, replicas: Iterable[Replica]) -> None:
+    """``completeReplicaDeletion``: replicas of queued topics become ReplicaDeletionSuccessful."""
+    if not _enabled(step):
+        return
+    deleted = [r for r in replicas if step.is_topic_queued_up_for_deletion(r[0])]
+    replica_state_machine.handle_state_changes(step, deleted, R.ReplicaDeletionSuccessful)
+    resume_deletions(step)
+
+
+def is_topic_eligible_for_deletion(step: Step, topic: str) -> bool:
+    return (topic in step.topics_to_be_deleted
+            and not step.replicas_in_state(topic, R.ReplicaDeletionStarted)
+            and not is_topic_ineligible_for_deletion(step, topic))
+
+
+def resume_deletions(step: Step) -> None:
+    """``resumeDeletions`` (the per-topic loop of 2.0 – 2.4)."""
+    if not _enabled(step):
+        return
+    for topic in sorted(step.topics_to_be_deleted):
+        if topic not in step.topics_to_be_deleted:
+            continue  # completed earlier in this pass by a nested call
+        replicas = step.replicas_for_topic(topic)
+        succeeded = step.replicas_in_state(topic, R.ReplicaDeletionSuccessful)
+        if step.scenario.bug("PLANTED_COMPLETE_DELETION_ON_FIRST_SUCCESS"):
+            done = bool(succeeded)
+        else:
+            done = len(succeeded) == len(replicas)
+        if done:
+            complete_delete_topic(step, topic)
+            continue
+        if (not step.replicas_in_state(topic, R.ReplicaDeletionStarted)
+                and step.replicas_in_state(topic, R.ReplicaDeletionIneligible)):
+            retry_deletion_for_ineligible_replicas(step, topic)
+        if is_topic_eligible_for_deletion(step, topic):
+            on_topic_deletion(step, [topic])
+
+
+def retry_deletion_for_ineligible_replicas(step: Step, topic: str) -> None:
+    """``retryDeletionForIneligibleReplicas``: ReplicaDeletionIneligible -> OfflineReplica."""
+    step.deletion_retries.append(topic)
+    failed = step.replicas_in_state(topic, R.ReplicaDeletionIneligible)
+    replica_state_machine.handle_state_changes(step, failed, R.OfflineReplica)
+
+
+def on_topic_deletion(step: Step, topics: list[str]) -> None:
+    if step.scenario.version >= (2, 1):
+        unseen = [t for t in topics if t not in step.topics_with_deletion_started]
+        if unseen:
+            partitions = [tp for t in unseen for tp in step.partitions_for_topic(t)]
+            partition_state_machine.handle_state_changes(step, partitions, PartitionState.OfflinePartition)
+            partition_state_machine.handle_state_changes(step, partitions, PartitionState.NonExistentPartition)
+            step.topics_with_deletion_started.update(unseen)
+    # UpdateMetadata with LeaderDuringDelete (-2) to every live broker: not modelled.
+    for topic in topics:
+        start_replica_deletion(step, step.replicas_for_topic(topic))
+
+
+def start_replica_deletion(step: Step, replicas: list[Replica]) -> None:
+    """``startReplicaDeletion`` (reached through ``onPartitionDeletion``)."""
+    for topic in sorted({r[0] for r in replicas}):
+        of_topic = [r for r in replicas if r[0] == topic]
+        alive = [r for r in of_topic if step.is_replica_online(r[2])]
+        dead = [r for r in of_topic if not step.is_replica_online(r[2])]
+        succeeded = set(step.replicas_in_state(topic, R.ReplicaDeletionSuccessful))
+        retry = [r for r in alive if r not in succeeded]
+        replica_state_machine.handle_state_changes(step, dead, R.ReplicaDeletionIneligible)
+        replica_state_machine.handle_state_changes(step, retry, R.OfflineReplica)
+        replica_state_machine.handle_state_changes(step, retry, R.ReplicaDeletionStarted)
+        if dead:
+            mark_topic_ineligible_for_deletion(step, [topic])
+
+
+def complete_delete_topic(step: Step, topic: str) -> None:
+    """``completeDeleteTopic``: forget the topic in the controller and remove it from ZooKeeper."""
+    succeeded = step.replicas_in_state(topic, R.ReplicaDeletionSuccessful)
+    replica_state_machine.handle_state_changes(step, succeeded, R.NonExistentReplica)
+    partitions = step.partitions_for_topic(topic)
+    if step.scenario.version < (2, 1):
+        partition_state_machine.handle_state_changes(step, partitions, PartitionState.OfflinePartition)
+        partition_state_machine.handle_state_changes(step, partitions, PartitionState.NonExistentPartition)
+    step.topics_to_be_deleted.discard(topic)
+    step.topics_with_deletion_started.discard(topic)
+    step.topics_ineligible_for_deletion.discard(topic)
+    step.completed_deletions.append(topic)
+    # zkClient.deleteTopicZNode / deleteTopicConfigs / deleteTopicDeletions: the topic's znodes
+    # (with its partition-state znodes) go; both deletions fire the controller's child watches.
+    step.zk_topics.pop(topic, None)
+    for tp in [tp for tp in step.zk_partitions if tp[0] == topic]:
+        del step.zk_partitions[tp]
+    step.zk_delete_topics.discard(topic)
+    step.enqueue_once(EventKind.TopicChange)
+    step.enqueue_once(EventKind.TopicDeletion)
+    remove_topic(step, topic)
+
+
+def remove_topic(step: Step, topic: str) -> None:
+    """``ControllerContext.removeTopic``: the topic's assignment and leadership go.
+
+    Replica states are left alone, as in Kafka: only the NonExistentReplica transition removes
+    them, so a replica that never reached ReplicaDeletionSuccessful outlives its topic (the
+    property ``no_replica_state_for_deleted_topic`` watches for that). The partitions' entries,
+    all NonExistentPartition by now, are dropped; Kafka 2.0 keeps them in its map, which changes
+    no behaviour.
+    """
+    for tp in [tp for tp in step.assignment if tp[0] == topic]:
+        del step.assignment[tp]
+    for tp in [tp for tp in step.leadership if tp[0] == topic]:
+        del step.leadership[tp]
+    for tp in [tp for tp in step.partition_state if tp[0] == topic]:
+        del step.partition_state[tp]
