@@ -4,7 +4,8 @@ An engine hands a :class:`ProgressSnapshot` (plain numbers) to the ``progress`` 
 options every few seconds; :class:`ProgressPrinter` is the callable that writes TLC-style lines to
 stderr. :func:`final_statistics_lines` turns a finished run's :class:`~explorer.results.Statistics`
 into TLC's closing lines, which the text report reuses. People grep for these phrases ("states
-generated", "distinct states found", "states left on queue"), so they follow TLC word for word.
+generated", "distinct states found", "states left on queue"), so they are TLC's; only the time is
+given in seconds since the start rather than as a date, and numbers carry thousands separators.
 """
 
 from __future__ import annotations
@@ -63,7 +64,6 @@ def final_statistics_lines(stats: Statistics) -> list[str]:
         f"{stats.generated:,} states generated, {stats.distinct:,} distinct states found, "
         f"{stats.queue:,} states left on queue.",
         f"The depth of the complete state graph search is {stats.depth}.",
-        "The probability of a fingerprint collision (calculated, optimistic): "
-        f"{stats.collision_probability:.1E}",
+        f"The probability of a fingerprint collision (calculated, optimistic): {stats.collision_probability:.1E}",
         f"Finished in {stats.seconds:.1f}s: {stats.states_per_second:,.0f} distinct states per second.",
     ]
