@@ -253,15 +253,11 @@ class _Search:
             ),
         )
         if self.options.progress is not None:
-            self.options.progress(
-                ProgressSnapshot(seconds, stats.depth, stats.generated, stats.distinct, queue)
-            )
+            self.options.progress(ProgressSnapshot(seconds, stats.depth, stats.generated, stats.distinct, queue))
         never_found: tuple[str, ...] = ()
         if outcome is Outcome.OK:
             never_found = tuple(
-                name
-                for name, kind in self.kinds.items()
-                if not kind.is_violation and name not in self.examples_found
+                name for name, kind in self.kinds.items() if not kind.is_violation and name not in self.examples_found
             )
         return ExplorationResult(
             outcome=outcome,

@@ -66,8 +66,7 @@ def replay_states(model: Model[Any, Any], path: Sequence[int], action_indices: S
     with each index of ``action_indices`` in turn; raises :class:`ReplayError` on any mismatch."""
     if len(path) != len(action_indices) + 1:
         raise ReplayError(
-            f"A path of {len(path)} fingerprints needs {len(path) - 1} action indices, "
-            f"got {len(action_indices)}."
+            f"A path of {len(path)} fingerprints needs {len(path) - 1} action indices, got {len(action_indices)}."
         )
     state = _initial_state_with(model, path[0])
     states = [state]
@@ -89,9 +88,7 @@ def run_actions(model: Model[Any, Any], initial_index: int, action_indices: Sequ
     index does not exist or an action yields no successor."""
     initial = model.init_states()
     if not 0 <= initial_index < len(initial):
-        raise ReplayError(
-            f"The model has {len(initial)} initial states; initial state {initial_index} does not exist."
-        )
+        raise ReplayError(f"The model has {len(initial)} initial states; initial state {initial_index} does not exist.")
     state = initial[initial_index]
     states = [state]
     for step, action_index in enumerate(action_indices, 1):
@@ -146,7 +143,6 @@ def _take(model: Model[Any, Any], state: Any, action_index: int, step: int) -> t
     successor = model.next_state(state, action)
     if successor is None:
         raise ReplayError(
-            f"Replay diverged at step {step}: {model.describe_action(action)} yields no successor; "
-            f"{_USUAL_CAUSES}."
+            f"Replay diverged at step {step}: {model.describe_action(action)} yields no successor; {_USUAL_CAUSES}."
         )
     return successor, action

@@ -84,9 +84,7 @@ def _coverage_lines(result: ExplorationResult) -> list[str]:
 
 
 def _level_lines(result: ExplorationResult) -> list[str]:
-    header = (
-        f"  {'depth':>5}  {'frontier':>12}  {'generated':>12}  {'new':>12}  {'distinct':>12}  {'seconds':>8}"
-    )
+    header = f"  {'depth':>5}  {'frontier':>12}  {'generated':>12}  {'new':>12}  {'distinct':>12}  {'seconds':>8}"
     return [
         "Levels:",
         header,

@@ -67,9 +67,7 @@ class IncYFirst(Counter):
         return list(reversed(super().actions(state)))
 
 
-@pytest.mark.parametrize(
-    "model", [Counter(1, sum_limit=2), IncYFirst(1, sum_limit=2)], ids=["x_first", "y_first"]
-)
+@pytest.mark.parametrize("model", [Counter(1, sum_limit=2), IncYFirst(1, sum_limit=2)], ids=["x_first", "y_first"])
 def test_parent_rule_picks_the_smallest_parent_transition(model: Counter) -> None:
     """(1, 1) is reached from (1, 0) and from (0, 1), each by its only action (index 0): whichever is
     expanded first, the parent with the smaller fingerprint wins."""

@@ -56,10 +56,7 @@ def test_json_lists_examples_and_never_found() -> None:
     assert document["outcome"] == "ok"
     assert [d["violation"] for d in document["discoveries"]] == [False, False]
     assert document["never_found"] == ["y_exceeds_n"]
-    assert (
-        sum(a["generated"] for a in document["statistics"]["actions"]) + 1
-        == document["statistics"]["generated"]
-    )
+    assert sum(a["generated"] for a in document["statistics"]["actions"]) + 1 == document["statistics"]["generated"]
 
 
 def test_json_without_a_trace_and_with_set_evidence() -> None:
@@ -105,10 +102,7 @@ def test_text_report_of_examples_warnings_and_action_properties() -> None:
     text = render_text(ok, traces)
     assert "Model checking completed. No error has been found." in text
     assert "Example found for sometimes property x_reaches_n." in text
-    assert (
-        "Warning: sometimes property y_exceeds_n was never satisfied: the scenario may be vacuous for it."
-        in text
-    )
+    assert "Warning: sometimes property y_exceeds_n was never satisfied: the scenario may be vacuous for it." in text
     assert "Action coverage (distinct : generated):" in text
     violated, traces = explore(Counter(3, inc_x_y_limit=1))
     assert "Error: Action property inc_x_while_y_below_limit is violated." in render_text(violated, traces)

@@ -53,9 +53,7 @@ class Counter:
         selected = []
         if self.sum_limit is not None:
             selected.append(
-                Property(
-                    "sum_below_limit", PropertyKind.ALWAYS, "x + y stays below the limit", self._sum_below
-                )
+                Property("sum_below_limit", PropertyKind.ALWAYS, "x + y stays below the limit", self._sum_below)
             )
         if self.inc_x_y_limit is not None:
             selected.append(
@@ -68,9 +66,7 @@ class Counter:
             )
         selected += [
             Property("x_reaches_n", PropertyKind.SOMETIMES, "x reaches n", self._x_reaches_n),
-            Property(
-                "corner_by_inc_y", PropertyKind.ACTION_SOMETIMES, "IncY reaches (n, n)", self._corner_by_inc_y
-            ),
+            Property("corner_by_inc_y", PropertyKind.ACTION_SOMETIMES, "IncY reaches (n, n)", self._corner_by_inc_y),
             Property("y_exceeds_n", PropertyKind.SOMETIMES, "y exceeds n (impossible)", self._y_exceeds_n),
         ]
         return selected

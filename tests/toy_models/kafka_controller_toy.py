@@ -83,17 +83,13 @@ class ToyConfig:
 
     def __attrs_post_init__(self) -> None:
         if not 1 <= self.brokers <= 7:
-            raise ValueError(
-                f"the toy keeps a set of brokers in one byte: 1 to 7 brokers, not {self.brokers}"
-            )
+            raise ValueError(f"the toy keeps a set of brokers in one byte: 1 to 7 brokers, not {self.brokers}")
         for replicas in self.assignment:
             if not replicas or any(not 1 <= b <= self.brokers for b in replicas):
                 raise ValueError(f"replicas {replicas} must be broker numbers 1..{self.brokers}")
         unknown = set(self.invariants) - set(SELECTABLE_INVARIANTS)
         if unknown:
-            raise ValueError(
-                f"unknown invariants {sorted(unknown)}; known: {', '.join(SELECTABLE_INVARIANTS)}"
-            )
+            raise ValueError(f"unknown invariants {sorted(unknown)}; known: {', '.join(SELECTABLE_INVARIANTS)}")
 
 
 #: ``MC.cfg``: p1 = <<b1, b2, b3>>, p2 = <<b2, b3>>.
@@ -175,8 +171,7 @@ class KafkaControllerToy:
             for p in self.partitions
         )
         self._per_broker = tuple(
-            (b, ToyAction("BrokerFailure", broker=b), ToyAction("BrokerStartup", broker=b))
-            for b in self.brokers
+            (b, ToyAction("BrokerFailure", broker=b), ToyAction("BrokerStartup", broker=b)) for b in self.brokers
         )
         self._per_pair = tuple(
             (
@@ -252,13 +247,7 @@ class KafkaControllerToy:
             if online and can_shrink and isr[p] & bit and b != s.leader[p]:
                 enabled.append(shrink)
             # IsrExpand(p, b)
-            if (
-                online
-                and self.replicas[p] & bit
-                and not isr[p] & bit
-                and up & bit
-                and rstate[i] == OnlineReplica
-            ):
+            if online and self.replicas[p] & bit and not isr[p] & bit and up & bit and rstate[i] == OnlineReplica:
                 enabled.append(expand_)
             # DeletionSucceeded(p, b)
             if rstate[i] == ReplicaDeletionStarted and up & bit:
@@ -277,9 +266,7 @@ class KafkaControllerToy:
         for i in self.assigned_pairs:
             rstate[i] = NewReplica
         pstate = (NewPartition,) * len(self.partitions)
-        return ToyState(
-            s.up, tuple(rstate), pstate, s.leader, s.isr, s.epoch, s.deleting, s.crashes, s.shrinks
-        )
+        return ToyState(s.up, tuple(rstate), pstate, s.leader, s.isr, s.epoch, s.deleting, s.crashes, s.shrinks)
 
     def initial_election(self, s: ToyState, p: int) -> ToyState:
         """InitialElection(p): leader = first live replica of the assignment, ISR = live replicas."""
@@ -336,9 +323,7 @@ class KafkaControllerToy:
                 if changed[i] == OfflineReplica:
                     changed[i] = OnlineReplica
             rstate = tuple(changed)
-        return ToyState(
-            s.up | (1 << b), rstate, s.pstate, s.leader, s.isr, s.epoch, s.deleting, s.crashes, s.shrinks
-        )
+        return ToyState(s.up | (1 << b), rstate, s.pstate, s.leader, s.isr, s.epoch, s.deleting, s.crashes, s.shrinks)
 
     def elect_leader(self, s: ToyState, p: int, b: int) -> ToyState:
         """ElectLeader(p) choosing b from the ISR (OfflinePartitionLeaderElectionStrategy, no
@@ -358,9 +343,7 @@ class KafkaControllerToy:
     def isr_shrink(self, s: ToyState, p: int, b: int) -> ToyState:
         """IsrShrink(p, b): a follower falls out of the ISR."""
         isr = _replace_at(s.isr, p, s.isr[p] & ~(1 << b))
-        return ToyState(
-            s.up, s.rstate, s.pstate, s.leader, isr, s.epoch, s.deleting, s.crashes, s.shrinks + 1
-        )
+        return ToyState(s.up, s.rstate, s.pstate, s.leader, isr, s.epoch, s.deleting, s.crashes, s.shrinks + 1)
 
     def isr_expand(self, s: ToyState, p: int, b: int) -> ToyState:
         """IsrExpand(p, b): an online replica rejoins the ISR."""
@@ -372,9 +355,7 @@ class KafkaControllerToy:
         replicas on dead brokers are ineligible."""
         rstate = list(s.rstate)
         for i in self.assigned_pairs:
-            rstate[i] = (
-                ReplicaDeletionStarted if s.up & (1 << self.pairs[i][1]) else ReplicaDeletionIneligible
-            )
+            rstate[i] = ReplicaDeletionStarted if s.up & (1 << self.pairs[i][1]) else ReplicaDeletionIneligible
         n = len(self.partitions)
         return ToyState(
             up=s.up,
@@ -537,9 +518,7 @@ class KafkaControllerToy:
         return True
 
     def encode(self, s: ToyState) -> bytes:
-        return bytes(
-            (s.up, *s.rstate, *s.pstate, *s.leader, *s.isr, *s.epoch, s.deleting, s.crashes, s.shrinks)
-        )
+        return bytes((s.up, *s.rstate, *s.pstate, *s.leader, *s.isr, *s.epoch, s.deleting, s.crashes, s.shrinks))
 
     def decode(self, data: bytes) -> ToyState:
         n, pairs = len(self.partitions), len(self.pairs)

@@ -148,9 +148,7 @@ def _all(rm_state: str) -> Callable[[TwoPhaseState], Evidence | None]:
     return check
 
 
-def _committed_stays_committed(
-    prev: TwoPhaseState, action: TwoPhaseAction, next_: TwoPhaseState
-) -> Evidence | None:
+def _committed_stays_committed(prev: TwoPhaseState, action: TwoPhaseAction, next_: TwoPhaseState) -> Evidence | None:
     for rm, (before, after) in enumerate(zip(prev.rm_state, next_.rm_state, strict=True)):
         if before == COMMITTED and after != COMMITTED:
             return {"rm": rm, "now": after}
