@@ -1,0 +1,177 @@
+"""The one place that builds a SparkSession for kmc.
+
+Every Spark entry point (``kmc explore --engine spark``, the ``spark-submit`` driver
+:mod:`spark_explore.main`, the tests and the benchmark) gets its session from :func:`build_session`,
+so the settings measured on a 2-core machine live here once:
+
+* workers run the driver's own interpreter (``PYSPARK_PYTHON = sys.executable``); otherwise they
+  start the system ``python3``, which cannot import kmc or its dependencies;
+* ``SPARK_LOCAL_IP=127.0.0.1`` for ``local[...]`` and loopback masters (silences the hostname
+  warning and keeps a loopback cluster on loopback);
+* no web UI and no console progress bar unless asked; Spark's own logs at ERROR, including the
+  JVM start-up lines (a log4j2 file written next to the checkpoints);
+* few shuffle partitions: the default 200 doubles the time of a level on two cores;
+* a checkpoint directory under the run directory.
+
+Settings given explicitly with ``conf`` always win over these defaults.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+DEFAULT_MASTER = "local[*]"
+APP_NAME = "kmc"
+
+#: Spark's log4j2 configuration with everything below ERROR dropped. Spark's default profile logs
+#: at WARN and prints several lines per run that say nothing about the model.
+_QUIET_LOG4J2 = """\
+# A driver started by PySpark prints "Setting default log level" unless the logger of Spark's
+# classes is configured explicitly at the root's level, hence the org.apache.spark line.
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n%ex
+logger.hadoop.name = org.apache.hadoop
+logger.hadoop.level = error
+logger.jetty.name = org.sparkproject.jetty
+logger.jetty.level = error
+logger.spark.name = org.apache.spark
+logger.spark.level = error
+"""
+
+
+def is_local_master(master: str) -> bool:
+    """True for ``local``, ``local[N]`` and ``local[*]`` (one JVM on this machine)."""
+    return master == "local" or master.startswith("local[")
+
+
+def is_loopback_master(master: str) -> bool:
+    """True for a standalone master on this machine (``spark://127.0.0.1:…``, ``spark://localhost:…``)."""
+    return master.startswith(("spark://127.0.0.1", "spark://localhost"))
+
+
+def local_cores(master: str) -> int:
+    """The number of task slots of a ``local[...]`` master (``local[*]`` is the machine's cores)."""
+    if master == "local":
+        return 1
+    inside = master[len("local[") :].split("]")[0].split(",")[0]
+    if inside == "*":
+        return os.cpu_count() or 1
+    return max(int(inside), 1)
+
+
+def default_conf(master: str, *, ui: bool, log4j_file: Path | None) -> dict[str, str]:
+    """The settings kmc applies unless the caller overrides them (see the module docstring)."""
+    cores = local_cores(master) if is_local_master(master) else 2
+    conf = {
+        "spark.app.name": APP_NAME,
+        "spark.ui.enabled": "true" if ui else "false",
+        "spark.ui.showConsoleProgress": "false",
+        # Two to four partitions per level measured best on two cores; more partitions only add
+        # task overhead, and the frontier of a model checker is rarely big enough to need them.
+        "spark.sql.shuffle.partitions": str(max(2, 2 * cores)),
+        "spark.default.parallelism": str(max(2, 2 * cores)),
+        "spark.sql.adaptive.enabled": "true",
+        # Each level is written as one file per shuffle partition and the next level is expanded
+        # one task per file: coalescing the (small) shuffle partitions of a level into one would
+        # leave a single Python worker expanding the whole next level.
+        "spark.sql.adaptive.coalescePartitions.enabled": "false",
+        # 1g runs out on ~30M successor rows; 4g is comfortable on a 24 GiB machine.
+        "spark.driver.memory": "4g",
+        "spark.sql.execution.arrow.maxRecordsPerBatch": "4096",
+        "spark.python.worker.reuse": "true",
+        # Each level reads the fingerprints of every earlier level: list their directories on the
+        # driver rather than with a Spark job once there are more than 32 of them.
+        "spark.sql.sources.parallelPartitionDiscovery.threshold": "4096",
+    }
+    if log4j_file is not None:
+        option = f"-Dlog4j2.configurationFile=file:{log4j_file}"
+        conf["spark.driver.extraJavaOptions"] = option
+        conf["spark.executor.extraJavaOptions"] = option
+    return conf
+
+
+def write_quiet_log4j(directory: Path) -> Path:
+    """Write kmc's quiet log4j2 configuration into ``directory`` and return its path."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "log4j2-kmc.properties"
+    if not path.exists() or path.read_text() != _QUIET_LOG4J2:
+        path.write_text(_QUIET_LOG4J2)
+    return path
+
+
+def prepare_environment(master: str) -> None:
+    """Set the environment the driver and the workers on this machine need, before the JVM starts.
+
+    Workers on this machine also get the driver's import path, so that a model factory defined
+    outside the installed packages (a test's toy model, a benchmark) unpickles there too.
+    """
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    if is_local_master(master) or is_loopback_master(master):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        paths = [*inherited, *(p for p in sys.path if p and p not in inherited and Path(p).is_dir())]
+        os.environ["PYTHONPATH"] = os.pathsep.join(paths)
+
+
+def build_session(
+    master: str | None = DEFAULT_MASTER,
+    conf: Mapping[str, str] | None = None,
+    *,
+    checkpoint_dir: Path | str | None = None,
+    ui: bool = False,
+    app_name: str = APP_NAME,
+) -> SparkSession:
+    """Build the SparkSession kmc runs on, or return the one already running in this process.
+
+    ``master`` None means "whatever ``spark-submit`` configured" (the driver entry point passes it
+    so that ``--master yarn`` on the command line is not overridden). ``conf`` entries override
+    kmc's defaults. Spark allows one session per JVM: a running one is returned as it is (with
+    its own master and settings), only its checkpoint directory is set.
+    """
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        if checkpoint_dir is not None:
+            active.sparkContext.setCheckpointDir(str(Path(checkpoint_dir) / "checkpoints"))
+        return active
+    under_submit = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started the JVM already
+    effective_master = master or ("" if under_submit else DEFAULT_MASTER)
+    if master is None and not under_submit:
+        master = DEFAULT_MASTER
+    prepare_environment(effective_master)
+    log_dir = Path(checkpoint_dir) if checkpoint_dir is not None else Path(tempfile.gettempdir()) / "kmc"
+    quiet = is_local_master(effective_master) or is_loopback_master(effective_master)
+    log4j_file = write_quiet_log4j(log_dir) if quiet and not under_submit else None
+    settings = default_conf(effective_master, ui=ui, log4j_file=log4j_file)
+    settings["spark.app.name"] = app_name
+    if under_submit:
+        # The launcher already started the JVM: memory and Java options given here would be
+        # ignored, and what spark-submit was told must win over kmc's defaults.
+        for key in ("spark.driver.memory", "spark.driver.extraJavaOptions", "spark.app.name"):
+            settings.pop(key, None)
+    settings.update(conf or {})
+    builder = SparkSession.builder
+    if master is not None:
+        builder = builder.master(master)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    if checkpoint_dir is not None:
+        session.sparkContext.setCheckpointDir(str(Path(checkpoint_dir) / "checkpoints"))
+    return session

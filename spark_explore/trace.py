@@ -1,0 +1,116 @@
+"""Counterexample recovery for the Spark BFS: parent pointers read back from the level Parquet.
+
+The Spark BFS keeps no parent map in memory. Each level's Parquet holds, for every state first
+reached at that depth, its chosen parent transition ``(parent_fp, action_index)`` (the rule of
+:mod:`explorer.results`). A finding located at depth ``d`` on fingerprint ``fp`` is turned into a
+:class:`~explorer.results.Discovery` by following those pointers back to level 0, one look-up per
+level, on the driver with pyarrow (a few rows per level, no Spark job).
+
+Evidence does not travel from the workers: it is recomputed here by running the property again on
+the state decoded from disk (and, for a transition property, on the transition replayed from it),
+so the discovery carries the very evidence object the local BFS would report. A property that
+finds nothing on the replayed state means the model is not deterministic, and says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+
+from explorer.contract import Model, Property
+from explorer.fingerprint import fingerprint
+from explorer.results import Candidate, Discovery
+
+LEVELS_DIR = "levels"
+
+#: Columns of a level's Parquet: the state, its chosen parent transition, and its canonical bytes.
+LEVEL_COLUMNS = ("fp", "parent_fp", "action_index", "action_name", "data")
+LEVEL_SCHEMA = "fp long, parent_fp long, action_index int, action_name string, data binary"
+
+
+class ReplayMismatch(RuntimeError):
+    """The states on disk do not reproduce a finding: the model is not deterministic."""
+
+
+def level_dir(run_dir: Path, depth: int) -> Path:
+    """Where the states first reached at ``depth`` are stored (``levels/level=NNNN``)."""
+    return run_dir / LEVELS_DIR / f"level={depth:04d}"
+
+
+def read_level_row(run_dir: Path, depth: int, fp: int, columns: Sequence[str]) -> dict[str, Any]:
+    """The stored row of the state ``fp`` in level ``depth``."""
+    dataset = ds.dataset(level_dir(run_dir, depth), format="parquet")
+    table = dataset.to_table(columns=list(columns), filter=pc.field("fp") == fp)
+    if table.num_rows == 0:
+        raise ReplayMismatch(
+            f"state {fp:#x} is not stored in level {depth} of {run_dir}: the run directory is "
+            "incomplete or was written by another scenario"
+        )
+    return {name: table.column(name)[0].as_py() for name in columns}
+
+
+def count_by_action(directory: Path) -> dict[str, int]:
+    """The number of states of a written level per action name of their parent transition.
+
+    Counted from the committed files rather than by Spark metrics, which a retried task could
+    count twice; reading one dictionary-encoded column is cheap.
+    """
+    table = ds.dataset(directory, format="parquet").to_table(columns=["action_name"])
+    if table.num_rows == 0:
+        return {}
+    counts = table.column("action_name").value_counts()
+    return {str(entry["values"]): int(entry["counts"]) for entry in counts.to_pylist()}
+
+
+def path_to(run_dir: Path, depth: int, fp: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The fingerprints from an initial state to ``fp`` (at ``depth``) and the action index of each
+    step, followed back through the parent pointers on disk."""
+    path = [fp]
+    action_indices: list[int] = []
+    for level in range(depth, 0, -1):
+        row = read_level_row(run_dir, level, path[-1], ("parent_fp", "action_index"))
+        path.append(row["parent_fp"])
+        action_indices.append(row["action_index"])
+    path.reverse()
+    action_indices.reverse()
+    return tuple(path), tuple(action_indices)
+
+
+def rebuild_discovery(
+    run_dir: Path, model: Model[Any, Any], properties: Sequence[Property], candidate: Candidate
+) -> Discovery:
+    """The discovery of ``candidate``: its path from disk, its evidence recomputed on the driver."""
+    path, action_indices = path_to(run_dir, candidate.depth, candidate.fingerprint)
+    data = read_level_row(run_dir, candidate.depth, candidate.fingerprint, ("data",))["data"]
+    state = model.decode(data)
+    prop = next(p for p in properties if p.name == candidate.property)
+    if candidate.action_index is None:
+        evidence = prop.check(state)
+    else:
+        action = model.actions(state)[candidate.action_index]
+        child = model.next_state(state, action)
+        if child is None or fingerprint(model.encode(child)) != candidate.child_fingerprint:
+            raise ReplayMismatch(
+                f"replaying action {candidate.action_index} from state {candidate.fingerprint:#x} does not "
+                f"reach {candidate.child_fingerprint:#x} again; check the model for set or dict iteration "
+                "order, randomness or the wall clock"
+            )
+        evidence = prop.check(state, action, child)
+        path = (*path, child_fingerprint(candidate))
+        action_indices = (*action_indices, candidate.action_index)
+    if evidence is None:
+        raise ReplayMismatch(
+            f"property {candidate.property!r} found something on state {candidate.fingerprint:#x} in a "
+            "worker but not on the driver; check the model for set or dict iteration order, randomness "
+            "or the wall clock"
+        )
+    return Discovery(candidate.property, candidate.kind, evidence, path, action_indices)
+
+
+def child_fingerprint(candidate: Candidate) -> int:
+    assert candidate.child_fingerprint is not None, "a transition finding names its successor"
+    return candidate.child_fingerprint
