@@ -47,6 +47,9 @@ class _Group(click.Group):
             sys.exit(0)
         except click.UsageError as e:
             _fail(f"{e.format_message()} (see `kmc {e.ctx.command.name if e.ctx else ''} --help`)")
+        except click.ClickException as e:
+            click.echo(f"kmc: {e.format_message()}", err=True)
+            sys.exit(e.exit_code)
         except click.exceptions.Exit as e:
             sys.exit(e.exit_code)
         except click.Abort:
