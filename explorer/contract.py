@@ -104,6 +104,10 @@ class Model(Protocol, Generic[S, A]):
         """Lines naming each field that changed between two states, in the model's vocabulary."""
         ...
 
+    def describe_state(self, state: S) -> Sequence[str]:
+        """Lines describing a whole state (the first state of a trace)."""
+        ...
+
 
 @attrs.frozen
 class ModelFactory(Generic[S, A]):
