@@ -1,28 +1,28 @@
-"""The Spark BFS (engine ``"spark"``): the local BFS's search, one level per round of Spark jobs.
+"""The Spark BFS (engine ``"spark"``): the local BFS's search, one Spark job per level.
 
 The search is the one :mod:`explorer.bfs` runs, with the same rules (:mod:`explorer.results`): the
 same expansion function, the same parent rule, the same per-property pick of findings, the same
-bounds at level boundaries. Only storage differs. Per level ``d`` the driver
+bounds at level boundaries. Only storage differs. Level ``d`` is one Spark job whose plan
 
 1. reads the frontier (``fp``, ``data``) from the Parquet of level ``d`` and expands it partition by
-   partition with :func:`spark_explore.level.partition_expander` (``mapInArrow``), keeping the
-   expanded rows cached for the two passes below;
-2. collects the findings and the per-action generated counts (a few rows) and picks, per property,
-   the finding with the smallest :meth:`~explorer.results.Candidate.key`, as the local BFS does;
-3. groups the successors by child fingerprint, keeping the smallest
-   ``(parent fingerprint, action index)`` (the parent rule), removes the fingerprints already
-   visited with an explicit ``LEFT ANTI JOIN`` against the fingerprints of levels ``0..d``, and
-   writes the new states as the Parquet of level ``d+1``;
-4. releases the cached expansion and rewrites the manifest (:mod:`spark_explore.manifest`).
+   partition with :func:`spark_explore.level.partition_expander` (``mapInArrow`` calling
+   :func:`explorer.expand.expand`); per-action counts and findings come back through an
+   accumulator, successors flow on as rows;
+2. groups the successors by child fingerprint, keeping the smallest
+   ``(parent fingerprint, action index)`` (the parent rule);
+3. removes the fingerprints already visited with an explicit ``LEFT ANTI JOIN`` against the
+   ``fp`` column of the Parquet of levels ``0..d`` (the visited set is the levels themselves);
+4. writes the survivors as the Parquet of level ``d+1``.
 
-Each level is read back from its own Parquet, which is what cuts the lineage: a level's plan never
-reaches further back than the previous level's files, and a lost executor recomputes at most one
-level's expansion. The visited set is the ``fp`` column of the level datasets themselves (measured
-against a separately maintained visited table: see ``bench/spark_vs_local.py`` and the report in
-the commit history).
+The driver then counts the new level from its files, picks per property the finding with the
+smallest :meth:`~explorer.results.Candidate.key`, and rewrites the manifest
+(:mod:`spark_explore.manifest`). Nothing is cached between levels: each level is read back from
+its own files, which is what cuts the lineage (a level's plan never reaches further back than the
+previous level's files, so a lost executor costs at most the recomputation of one level's tasks).
 
-Counterexamples are rebuilt by :mod:`spark_explore.trace` from the parent pointers on disk.
-``resume`` continues from the last level the manifest records as complete.
+Counterexamples are rebuilt by :mod:`spark_explore.trace` from the parent pointers on disk and
+their evidence recomputed on the driver. ``resume`` continues after the last level the manifest
+records as complete.
 """
 
 from __future__ import annotations
@@ -46,16 +46,15 @@ from explorer.results import (
     pick_per_property,
 )
 from spark_explore.level import (
-    EXPANDED_SCHEMA,
-    FINDING,
     FRONTIER_COLUMNS,
-    GENERATED,
-    SUCCESSOR,
+    LEVEL_SCHEMA,
+    FindingRow,
+    notes_accumulator,
     partition_expander,
 )
 from spark_explore.manifest import LevelRecord, Manifest, read_manifest, write_manifest
 from spark_explore.session import DEFAULT_MASTER, build_session
-from spark_explore.trace import LEVEL_COLUMNS, LEVEL_SCHEMA, count_by_action, level_dir, rebuild_discovery
+from spark_explore.trace import count_by_action, level_dir, rebuild_discovery
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -276,43 +275,30 @@ class _Search:
     def _expand_level(
         self, manifest: Manifest, depth: int, *, generate: bool
     ) -> tuple[LevelRecord, dict[str, Candidate]]:
-        """Expand level ``depth``; write level ``depth + 1`` when ``generate``."""
-        from pyspark import StorageLevel
-        from pyspark.sql import functions as F
-
+        """Expand level ``depth`` in one Spark job; it writes level ``depth + 1`` when ``generate``."""
         assert self.spark is not None
         clock = _PhaseClock()
         frontier_size = manifest.initial_states if depth == 0 else manifest.levels[depth - 1].new
         frontier = self._read_levels(depth, depth).select(*FRONTIER_COLUMNS)
-        expander = partition_expander(self.factory, generate=generate, skip=manifest.examples_found)
-        expanded = frontier.mapInArrow(expander, EXPANDED_SCHEMA)
+        notes = notes_accumulator(self.spark.sparkContext)
+        expander = partition_expander(self.factory, notes, generate=generate, skip=manifest.examples_found)
+        successors = frontier.mapInArrow(expander, LEVEL_SCHEMA)
+        new_by_action: dict[str, int] = {}
         if generate:
-            # Two passes read the expansion (findings, then successors): compute it once.
-            expanded = expanded.persist(StorageLevel.MEMORY_AND_DISK)
-        try:
-            notes = (
-                expanded.where(F.col("kind") != SUCCESSOR)
-                .select("kind", "fp", "action_index", "action_name", "child_fp", "property", "count")
-                .collect()
-            )
-            clock.lap("expand")
-            generated_by_action: dict[str, int] = {}
-            candidates: list[Candidate] = []
-            for row in notes:
-                if row["kind"] == GENERATED:
-                    name = row["action_name"]
-                    generated_by_action[name] = generated_by_action.get(name, 0) + row["count"]
-                elif row["kind"] == FINDING:
-                    candidates.append(self._candidate(row, depth))
-            new_by_action: dict[str, int] = {}
-            if generate:
-                self._write_next_level(expanded, depth)
-                clock.lap("deduplicate")
-                new_by_action = count_by_action(level_dir(self.run_dir, depth + 1))
-                clock.lap("count")
-        finally:
-            if generate:
-                expanded.unpersist()
+            self._write_next_level(successors, depth)
+            clock.lap("expand+deduplicate+write")
+            new_by_action = count_by_action(level_dir(self.run_dir, depth + 1))
+            clock.lap("count")
+        else:
+            # Checked, not expanded: run the expander for its findings only.
+            successors.write.format("noop").mode("overwrite").save()
+            clock.lap("check")
+        generated_by_action: dict[str, int] = {}
+        candidates: list[Candidate] = []
+        for partition in notes.value.values():
+            for name, count in partition.generated:
+                generated_by_action[name] = generated_by_action.get(name, 0) + count
+            candidates.extend(self._candidate(finding, depth) for finding in partition.findings)
         new = sum(new_by_action.values())
         record = LevelRecord(
             depth=depth,
@@ -335,12 +321,11 @@ class _Search:
         paths = [str(level_dir(self.run_dir, k)) for k in range(first, last + 1)]
         return self.spark.read.schema(LEVEL_SCHEMA).parquet(*paths)
 
-    def _write_next_level(self, expanded: DataFrame, depth: int) -> None:
+    def _write_next_level(self, successors: DataFrame, depth: int) -> None:
         """De-duplicate the successors of level ``depth`` against themselves (parent rule) and the
         visited set (anti-join), and write them as level ``depth + 1``."""
         from pyspark.sql import functions as F
 
-        successors = expanded.where(F.col("kind") == SUCCESSOR)
         # The parent rule of explorer.results: the smallest (parent fp, action index) wins; the
         # action name rides along (it is a function of the transition). All successors with one
         # fingerprint carry the same canonical bytes, so any of them will do.
@@ -353,18 +338,17 @@ class _Search:
             "fp", "via.parent_fp", "via.action_index", "via.action_name", "data"
         )
         target = str(level_dir(self.run_dir, depth + 1))
-        new_states.select(*LEVEL_COLUMNS).write.mode("overwrite").parquet(target)
+        new_states.write.mode("overwrite").parquet(target)
 
-    def _candidate(self, row: Any, depth: int) -> Candidate:
-        name = row["property"]
+    def _candidate(self, finding: FindingRow, depth: int) -> Candidate:
         return Candidate(
-            property=name,
-            kind=self.kinds[name],
+            property=finding.property,
+            kind=self.kinds[finding.property],
             evidence={},  # recomputed on the driver if this finding is reported (spark_explore.trace)
             depth=depth,
-            fingerprint=row["fp"],
-            action_index=row["action_index"],
-            child_fingerprint=row["child_fp"],
+            fingerprint=finding.fingerprint,
+            action_index=finding.action_index,
+            child_fingerprint=finding.child_fingerprint,
         )
 
     # -- bookkeeping ----------------------------------------------------------------------------

@@ -27,10 +27,6 @@ from explorer.results import Candidate, Discovery
 
 LEVELS_DIR = "levels"
 
-#: Columns of a level's Parquet: the state, its chosen parent transition, and its canonical bytes.
-LEVEL_COLUMNS = ("fp", "parent_fp", "action_index", "action_name", "data")
-LEVEL_SCHEMA = "fp long, parent_fp long, action_index int, action_name string, data binary"
-
 
 class ReplayMismatch(RuntimeError):
     """The states on disk do not reproduce a finding: the model is not deterministic."""

@@ -1,0 +1,216 @@
+"""The Spark BFS is the local BFS's search: same counts, levels, fingerprints, traces; and resume.
+
+Every test here shares one ``local[2]`` SparkSession (``spark_fixtures.spark``). The local BFS is
+the reference: each model runs on both engines and the results are compared field by field
+(statistics compare without wall times), plus the fingerprint set of every level, which the Spark
+run leaves on disk and an independent level-by-level enumeration computes here.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow.dataset as ds
+import pytest
+from spark_fixtures import (
+    counter_factory,
+    spark,  # noqa: F401  (the session fixture)
+    toy_controller_factory,
+    two_phase_commit_factory,
+)
+from toy_models.kafka_controller_toy import ToyConfig
+
+from explorer.bfs import BfsOptions, run_bfs
+from explorer.contract import Model, ModelFactory
+from explorer.fingerprint import fingerprint
+from explorer.results import ExplorationResult, Outcome
+from spark_explore.bfs import SparkBfsOptions, SparkExploreError, run_spark_bfs
+from spark_explore.manifest import read_manifest
+from spark_explore.trace import level_dir
+
+pytestmark = pytest.mark.spark
+
+#: A two-broker, one-partition toy controller: 160 states over 12 levels (the MC config takes 28
+#: levels and about a minute on Spark; it runs in the slow tests).
+TOY_SMALL = ToyConfig(assignment=((1, 2),), brokers=2, max_crashes=1, max_shrinks=1, max_epoch=2)
+
+
+def kafka_factory(name: str) -> ModelFactory[Any, Any]:
+    """The Kafka model of a shipped scenario, as the CLI builds it for Spark."""
+    from explorer import kafka_compose
+
+    return kafka_compose.factory_for(kafka_compose.resolve_scenario(name))
+
+
+def levels_by_enumeration(model: Model[Any, Any]) -> list[set[int]]:
+    """The fingerprints first reached at each depth, by plain set arithmetic (no parent rule)."""
+    states = {fingerprint(model.encode(s)): s for s in model.init_states()}
+    seen = set(states)
+    levels = [set(states)]
+    frontier = states
+    while frontier:
+        reached: dict[int, Any] = {}
+        for state in frontier.values():
+            if not model.within_boundary(state):
+                continue
+            for action in model.actions(state):
+                child = model.next_state(state, action)
+                if child is not None:
+                    reached.setdefault(fingerprint(model.encode(child)), child)
+        frontier = {fp: s for fp, s in reached.items() if fp not in seen}
+        seen |= frontier.keys()
+        if frontier:
+            levels.append(set(frontier))
+    return levels
+
+
+def levels_on_disk(run_dir: Path, count: int) -> list[set[int]]:
+    """The fingerprints stored in the first ``count`` level directories of a Spark run."""
+    return [
+        set(ds.dataset(level_dir(run_dir, depth), format="parquet").to_table(columns=["fp"]).column("fp").to_pylist())
+        for depth in range(count)
+    ]
+
+
+def assert_same_result(spark_result: ExplorationResult, local: ExplorationResult) -> None:
+    assert spark_result.engine == "spark"
+    assert spark_result.outcome is local.outcome
+    assert spark_result.reason == local.reason
+    assert spark_result.stats == local.stats  # counts, queue, per-level and per-action numbers
+    assert spark_result.discoveries == local.discoveries  # property, kind, path, action indices
+    assert [d.evidence for d in spark_result.discoveries] == [d.evidence for d in local.discoveries]
+    assert spark_result.never_found == local.never_found
+
+
+def explore_both(
+    factory: ModelFactory[Any, Any], run_dir: Path, **bounds: int
+) -> tuple[ExplorationResult, ExplorationResult]:
+    local = run_bfs(factory(), BfsOptions(**bounds))
+    on_spark = run_spark_bfs(factory, SparkBfsOptions(run_dir, master="local[2]", keep_session=True, **bounds))
+    return on_spark, local
+
+
+EQUIVALENCE_CASES = {
+    "counter": counter_factory(n=3),
+    "two_phase_commit": two_phase_commit_factory(3),
+    "toy_controller_small": toy_controller_factory(TOY_SMALL),
+    "kafka_delete_disabled": "delete-disabled",
+}
+
+
+@pytest.mark.parametrize("case", list(EQUIVALENCE_CASES))
+def test_same_search_as_local(case: str, spark: Any, tmp_path: Path) -> None:  # noqa: F811
+    """On a complete search, both engines agree on every count, every level's fingerprints and the examples."""
+    factory = EQUIVALENCE_CASES[case]
+    if isinstance(factory, str):
+        factory = kafka_factory(factory)
+    on_spark, local = explore_both(factory, tmp_path / "run")
+    assert local.outcome is Outcome.OK
+    assert_same_result(on_spark, local)
+    expected = levels_by_enumeration(factory())
+    assert levels_on_disk(tmp_path / "run", len(expected)) == expected
+    assert [level.new for level in on_spark.stats.levels][:-1] == [len(fps) for fps in expected[1:]]
+
+
+VIOLATION_CASES = {
+    "counter_state_property": counter_factory(n=3, sum_limit=4),
+    "counter_transition_property": counter_factory(n=3, inc_x_y_limit=1),
+    "toy_controller_stuck": toy_controller_factory("MC_stuck"),
+    "kafka_planted_bug": "planted-complete-on-first-success",
+}
+
+
+@pytest.mark.parametrize("case", list(VIOLATION_CASES))
+def test_same_counterexample_as_local(case: str, spark: Any, tmp_path: Path) -> None:  # noqa: F811
+    """A violation stops both engines at the end of the same level with the same shortest trace."""
+    factory = VIOLATION_CASES[case]
+    if isinstance(factory, str):
+        factory = kafka_factory(factory)
+    on_spark, local = explore_both(factory, tmp_path / "run")
+    assert local.outcome is Outcome.VIOLATION
+    assert_same_result(on_spark, local)
+
+
+@pytest.mark.parametrize("bounds", [{"max_depth": 3}, {"max_states": 100}], ids=["max_depth", "max_states"])
+def test_bounds_as_local(bounds: dict[str, int], spark: Any, tmp_path: Path) -> None:  # noqa: F811
+    """A depth or state bound leaves both engines inconclusive at the same level with the same numbers."""
+    on_spark, local = explore_both(two_phase_commit_factory(3), tmp_path / "run", **bounds)
+    assert local.outcome is Outcome.INCONCLUSIVE
+    assert_same_result(on_spark, local)
+
+
+@pytest.fixture
+def interrupted_counter(spark: Any, tmp_path: Path) -> Iterator[Path]:  # noqa: F811
+    """A counter run stopped by a depth bound after 3 levels, with a half-written level 4 next to it
+    (what a driver killed while writing level 4 leaves behind)."""
+    run_dir = tmp_path / "run"
+    first = run_spark_bfs(
+        counter_factory(n=4), SparkBfsOptions(run_dir, master="local[2]", keep_session=True, max_depth=3)
+    )
+    assert first.outcome is Outcome.INCONCLUSIVE
+    leftover = level_dir(run_dir, 4)
+    shutil.copytree(level_dir(run_dir, 1), leftover)
+    yield run_dir
+
+
+def test_resume_ends_like_an_uninterrupted_run(interrupted_counter: Path) -> None:
+    """Resuming an interrupted run ends with exactly the numbers, levels and examples of an uninterrupted one."""
+    factory = counter_factory(n=4)
+    resumed = run_spark_bfs(
+        factory, SparkBfsOptions(interrupted_counter, master="local[2]", resume=True, keep_session=True)
+    )
+    assert_same_result(resumed, run_bfs(factory()))
+    assert levels_on_disk(interrupted_counter, 9) == levels_by_enumeration(factory())
+
+
+def test_resume_refuses_another_scenario(interrupted_counter: Path) -> None:
+    """A run directory written for one scenario hash cannot be resumed with another."""
+    with pytest.raises(SparkExploreError, match="another scenario"):
+        run_spark_bfs(
+            counter_factory(n=4),
+            SparkBfsOptions(interrupted_counter, resume=True, scenario_hash="other", keep_session=True),
+        )
+
+
+def test_resume_needs_a_manifest(tmp_path: Path) -> None:
+    """Resuming a directory without a manifest is refused, naming the fix."""
+    with pytest.raises(SparkExploreError, match=r"no manifest\.json"):
+        run_spark_bfs(counter_factory(n=2), SparkBfsOptions(tmp_path, resume=True))
+
+
+def test_a_new_run_does_not_overwrite_an_old_one(interrupted_counter: Path) -> None:
+    """Starting a new run in a directory that holds one is refused, pointing at --resume."""
+    with pytest.raises(SparkExploreError, match="--resume"):
+        run_spark_bfs(counter_factory(n=4), SparkBfsOptions(interrupted_counter))
+
+
+def test_manifest_records_the_run(spark: Any, tmp_path: Path) -> None:  # noqa: F811
+    """The manifest names the scenario and version, counts every level, and marks the run complete."""
+    run_dir = tmp_path / "run"
+    result = run_spark_bfs(
+        counter_factory(n=2),
+        SparkBfsOptions(run_dir, master="local[2]", keep_session=True, scenario_hash="abc123", kmc_version="9.9"),
+    )
+    document = json.loads((run_dir / "manifest.json").read_text())
+    assert (document["scenario_hash"], document["kmc_version"], document["engine"]) == ("abc123", "9.9", "spark")
+    assert document["completed"] is True and document["outcome"] == "ok"
+    assert (document["distinct"], document["generated"]) == (result.stats.distinct, result.stats.generated)
+    assert [(level["depth"], level["frontier"], level["new"]) for level in document["levels"]] == [
+        (level.depth, level.frontier, level.new) for level in result.stats.levels
+    ]
+    assert result.details == {"master": "local[2]", "run_dir": str(run_dir)}
+
+
+def test_resuming_a_finished_run_reports_it_again(spark: Any, tmp_path: Path) -> None:  # noqa: F811
+    """Resuming a run that already finished returns the same result and explores nothing."""
+    run_dir = tmp_path / "run"
+    factory = counter_factory(n=2, sum_limit=3)
+    first = run_spark_bfs(factory, SparkBfsOptions(run_dir, master="local[2]", keep_session=True))
+    manifest = read_manifest(run_dir)
+    again = run_spark_bfs(factory, SparkBfsOptions(run_dir, master="local[2]", resume=True, keep_session=True))
+    assert_same_result(again, first)
+    assert read_manifest(run_dir) == manifest
