@@ -1,0 +1,381 @@
+"""The named properties: registered with their metadata, each catching a hand-made violation (with
+evidence) and silent on a real initial state, quiescence properties only judged when the controller
+is idle, and a planted bug caught with a shortest counterexample."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import pytest
+
+from explorer.bfs import run_bfs
+from explorer.contract import PropertyKind
+from explorer.kafka_compose import model_for, shipped_scenarios
+from explorer.results import Outcome
+from invariants.registry import GROUPS, all_specs, select
+from model.cluster import (
+    BrokerState,
+    ClusterState,
+    ControllerEvent,
+    EventKind,
+    HostedPartition,
+    LeaderAndIsr,
+    Request,
+    RequestKind,
+    StepLog,
+)
+from model.kafka_model import KafkaControllerModel
+from model.scenario import Scenario, load_scenario
+from model.states import ReplicaState
+
+R = ReplicaState
+
+SCENARIO = """
+[cluster]
+brokers = [0, 1, 2]
+[[topics]]
+name = "t"
+replicas = [[0, 1]]
+deleted_by_admin = true
+"""
+
+RACKS = """
+[cluster]
+brokers = [{ id = 0, rack = "r1" }, { id = 1, rack = "r1" }, { id = 2, rack = "r2" }, { id = 3, rack = "r2" }]
+[[topics]]
+name = "p"
+partitions = 2
+replication_factor = 2
+"""
+
+
+def scenario_of(text: str) -> Scenario:
+    return load_scenario(text)
+
+
+def initial_of(scenario: Scenario) -> ClusterState:
+    [state] = KafkaControllerModel(scenario).init_states()
+    return state
+
+
+def check_of(name: str, scenario: Scenario) -> Callable[..., Any]:
+    [prop] = select(scenario, [name])
+    return prop.check
+
+
+# ---- state editing ---------------------------------------------------------------------------------
+
+
+def set_lai(s: ClusterState, lai: LeaderAndIsr, *, zk: bool = True, cache: bool = True) -> ClusterState:
+    """t-0's leader/ISR replaced in ZooKeeper and/or the controller's cache."""
+    tp = ("t", 0)
+    if zk:
+        s = attrs.evolve(s, zk=attrs.evolve(s.zk, partitions=tuple(
+            (k, lai if k == tp else v) for k, v in s.zk.partitions)))
+    if cache:
+        s = attrs.evolve(s, controller=attrs.evolve(s.controller, leadership=tuple(
+            (k, lai if k == tp else v) for k, v in s.controller.leadership)))
+    return s
+
+
+def set_replica_state(s: ClusterState, replica: tuple[str, int, int], state: ReplicaState) -> ClusterState:
+    states = dict(s.controller.replica_states)
+    states[replica] = state
+    return attrs.evolve(s, controller=attrs.evolve(s.controller, replica_states=tuple(sorted(states.items()))))
+
+
+def set_broker(s: ClusterState, broker: BrokerState) -> ClusterState:
+    return attrs.evolve(s, brokers=tuple(broker if b.id == broker.id else b for b in s.brokers))
+
+
+def set_controller(s: ClusterState, **changes: Any) -> ClusterState:
+    return attrs.evolve(s, controller=attrs.evolve(s.controller, **changes))
+
+
+def set_zk(s: ClusterState, **changes: Any) -> ClusterState:
+    return attrs.evolve(s, zk=attrs.evolve(s.zk, **changes))
+
+
+LAI = LeaderAndIsr  # LeaderAndIsr(leader, leader_epoch, isr, zk_version, controller_epoch)
+T0_0, T0_1 = ("t", 0, 0), ("t", 0, 1)
+
+
+# ---- one hand-made violation (or more) per property ---------------------------------------------------
+# Each case: (property, case id, scenario text, builder from the initial state to the check's arguments,
+# evidence items the finding must contain).
+
+Builder = Callable[[ClusterState], tuple[Any, ...]]
+
+VIOLATIONS: list[tuple[str, str, str, Builder, dict[str, Any]]] = [
+    ("isr_subset_of_assignment", "unassigned-isr-member", SCENARIO,
+     lambda s: (set_lai(s, LAI(0, 1, (0, 1, 2), 1, 1)),),
+     {"partition": "t-0", "not_assigned": [2]}),
+    ("leader_in_isr", "zookeeper", SCENARIO,
+     lambda s: (set_lai(s, LAI(1, 1, (0,), 1, 1)),),
+     {"partition": "t-0", "leader": 1, "isr": [0], "where": "zookeeper"}),
+    ("leader_in_isr", "controller-cache-only", SCENARIO,
+     lambda s: (set_lai(s, LAI(1, 1, (0,), 1, 1), zk=False),),
+     {"partition": "t-0", "leader": 1, "where": "controller"}),
+    ("isr_never_empty", "empty-isr", SCENARIO,
+     lambda s: (set_lai(s, LAI(-1, 1, (), 1, 1)),),
+     {"partition": "t-0", "leader": -1}),
+    ("distinct_brokers_per_partition", "zookeeper", SCENARIO,
+     lambda s: (set_zk(s, topics=(("t", ((0, 0),)),)),),
+     {"partition": "t-0", "replicas": [0, 0], "where": "zookeeper"}),
+    ("distinct_brokers_per_partition", "controller", SCENARIO,
+     lambda s: (set_controller(s, assignments=((("t", 0), (1, 1)),)),),
+     {"partition": "t-0", "replicas": [1, 1], "where": "controller"}),
+    ("rack_spread", "both-replicas-in-r1", RACKS,
+     lambda s: (set_zk(s, topics=(("p", ((0, 1), (2, 1))),)),),
+     {"partition": "p-0", "racks": ["r1", "r1"], "expected_racks": 2}),
+    ("leader_epoch_monotonic", "zookeeper-epoch-decreases", SCENARIO,
+     lambda s: (set_lai(s, LAI(0, 3, (0, 1), 3, 1)), None, s),
+     {"partition": "t-0", "where": "zookeeper", "leader_epoch": [3, 0]}),
+    ("leader_epoch_monotonic", "cache-zk-version-decreases", SCENARIO,
+     lambda s: (set_lai(s, LAI(0, 0, (0, 1), 2, 1), zk=False), None, s),
+     {"partition": "t-0", "where": "controller", "zk_version": [2, 0]}),
+    ("leader_epoch_monotonic", "broker-view-decreases", SCENARIO,
+     lambda s: (set_broker(s, attrs.evolve(s.broker(1), partitions=(HostedPartition(("t", 0), 4, 0),))), None, s),
+     {"partition": "t-0", "where": "broker 1", "leader_epoch": [4, 0]}),
+    ("controller_cache_matches_zk", "stale-leadership", SCENARIO,
+     lambda s: (set_lai(s, LAI(1, 1, (1,), 1, 1), zk=False),),
+     {"partition": "t-0"}),
+    ("controller_cache_matches_zk", "stale-assignment", SCENARIO,
+     lambda s: (set_controller(s, assignments=((("t", 0), (1, 0)),)),),
+     {"partition": "t-0", "controller_assignment": [1, 0], "zookeeper_assignment": [0, 1]}),
+    ("no_replica_state_for_deleted_topic", "replica-state-outlives-topic", SCENARIO,
+     lambda s: (set_controller(s, assignments=(), leadership=(), partition_states=()),),
+     {"topic": "t", "state": "OnlineReplica"}),
+    ("no_replica_state_for_deleted_topic", "partition-state-outlives-topic", SCENARIO,
+     lambda s: (set_controller(s, assignments=(), leadership=(), replica_states=()),),
+     {"partition": "t-0", "state": "OnlinePartition"}),
+    ("replica_transitions_follow_kafka_table", "unrecorded-change", SCENARIO,
+     lambda s: (s, None, set_replica_state(s, T0_0, R.OfflineReplica)),
+     {"replica": "t-0@0", "unrecorded_change": ["OnlineReplica", "OfflineReplica"]}),
+    ("replica_transitions_follow_kafka_table", "outside-the-table", SCENARIO,
+     lambda s: (s, None, attrs.evolve(set_replica_state(s, T0_0, R.ReplicaDeletionSuccessful), log=StepLog(
+         replica_transitions=((T0_0, R.OnlineReplica, R.ReplicaDeletionSuccessful),)))),
+     {"replica": "t-0@0", "from": "OnlineReplica", "to": "ReplicaDeletionSuccessful",
+      "valid_previous_states": ["ReplicaDeletionStarted"]}),
+    ("replica_transitions_follow_kafka_table", "recorded-from-the-wrong-state", SCENARIO,
+     lambda s: (s, None, attrs.evolve(set_replica_state(s, T0_1, R.ReplicaDeletionStarted), log=StepLog(
+         replica_transitions=((T0_1, R.OfflineReplica, R.ReplicaDeletionStarted),)))),
+     {"replica": "t-0@1", "recorded_from": "OfflineReplica", "actual_state": "OnlineReplica"}),
+    ("deletion_completes_only_when_all_replicas_succeeded", "topic-gone-logs-remain", SCENARIO,
+     lambda s: (s, None, set_zk(s, topics=(), partitions=())),
+     {"topic": "t"}),
+]
+
+# Quiescence properties: a violating idle state (the stimulus-free states where they are judged).
+QUIESCENCE: list[tuple[str, str, Builder, dict[str, Any]]] = [
+    ("queued_deletion_finishes_when_brokers_alive", "queued-with-all-brokers-alive",
+     lambda s: (set_controller(s, topics_to_be_deleted=("t",)),),
+     {"topic": "t", "replica_states": {"t-0@0": "OnlineReplica", "t-0@1": "OnlineReplica"}}),
+    ("queued_deletion_finishes_when_brokers_alive", "znode-never-processed",
+     lambda s: (set_zk(s, delete_topics=("t",)),),
+     {"topic": "t"}),
+    ("leader_elected_when_isr_member_alive", "dead-leader-live-isr-member",
+     lambda s: (set_broker(s, attrs.evolve(s.broker(0), alive=False)),),
+     {"partition": "t-0", "leader": 0, "isr": [0, 1], "live": [1, 2]}),
+    ("leader_elected_when_isr_member_alive", "never-initialised",
+     lambda s: (set_zk(s, partitions=()),),
+     {"partition": "t-0", "problem": "no leader and ISR were ever initialised"}),
+]
+
+
+def _cases() -> list[Any]:
+    return [pytest.param(name, text, build, evidence, id=f"{name}-{case}")
+            for name, case, text, build, evidence in VIOLATIONS]
+
+
+def _quiescence_cases() -> list[Any]:
+    return [pytest.param(name, build, evidence, id=f"{name}-{case}") for name, case, build, evidence in QUIESCENCE]
+
+
+# ---- the registry ---------------------------------------------------------------------------------------
+
+
+def test_every_registered_property_has_metadata() -> None:
+    """all_specs() lists every registered property, sorted by name, each with a kind, a known group and a
+    description."""
+    specs = all_specs()
+    names = [s.name for s in specs]
+    assert names == sorted(set(names))
+    for spec in specs:
+        assert isinstance(spec.kind, PropertyKind)
+        assert spec.group in GROUPS
+        assert spec.description.strip()
+        assert spec.name == spec.name.lower() and " " not in spec.name
+    assert {s.group for s in specs} == set(GROUPS)
+
+
+def test_every_property_is_exercised_here() -> None:
+    """Each protocol and sanity property has a hand-made violation below, and each quiescence property an idle
+    violating state: a new property must come with its planted bug."""
+    by_group: dict[str, set[str]] = {}
+    for spec in all_specs():
+        by_group.setdefault(spec.group, set()).add(spec.name)
+    assert by_group["protocol"] | by_group["sanity"] == {name for name, *_ in VIOLATIONS}
+    assert by_group["quiescence"] == {name for name, *_ in QUIESCENCE}
+
+
+def test_sometimes_properties_are_examples_not_violations() -> None:
+    """Properties of the sometimes group are SOMETIMES or ACTION_SOMETIMES, the others ALWAYS or ACTION_ALWAYS."""
+    for spec in all_specs():
+        assert spec.kind.is_violation == (spec.group != "sometimes")
+
+
+# ---- violations and silence -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "text", "build", "evidence"), _cases())
+def test_property_reports_evidence_on_a_violating_state(name: str, text: str, build: Builder,
+                                                       evidence: dict[str, Any]) -> None:
+    """The property returns evidence naming the partition, brokers and states involved."""
+    scenario = scenario_of(text)
+    found = check_of(name, scenario)(*build(initial_of(scenario)))
+    assert found is not None
+    for key, value in evidence.items():
+        assert found[key] == value
+
+
+@pytest.mark.parametrize("text", [SCENARIO, RACKS])
+def test_no_property_fires_on_the_initial_state(text: str) -> None:
+    """Every violation property is silent on a real initial state and on every transition out of it."""
+    scenario = scenario_of(text)
+    model = model_for(scenario)
+    s0 = initial_of(scenario)
+    successors = [(a, model.next_state(s0, a)) for a in model.actions(s0)]
+    assert successors
+    for prop in model.properties():
+        if not prop.kind.is_violation:
+            continue
+        if prop.kind.on_transition:
+            assert [prop.check(s0, a, nxt) for a, nxt in successors] == [None] * len(successors), prop.name
+        else:
+            assert prop.check(s0) is None, prop.name
+
+
+def test_deletion_completion_evidence_lists_every_remaining_log() -> None:
+    """A topic that leaves ZooKeeper while its replicas' logs remain is reported with each such replica."""
+    scenario = scenario_of(SCENARIO)
+    s = initial_of(scenario)
+    s1 = set_broker(s, attrs.evolve(s.broker(0), logs=()))
+    found = check_of("deletion_completes_only_when_all_replicas_succeeded", scenario)(
+        s, None, set_zk(s1, topics=(), partitions=()))
+    assert found == {"topic": "t", "replicas_whose_log_remains": [
+        {"replica": "t-0@1", "broker_alive": True, "replica_state_before": "OnlineReplica"}]}
+
+
+def test_deletion_completion_is_silent_when_every_log_is_gone() -> None:
+    """A topic that leaves ZooKeeper after every replica's log was deleted is not a violation."""
+    scenario = scenario_of(SCENARIO)
+    s = initial_of(scenario)
+    done = s
+    for broker in (0, 1):
+        done = set_broker(done, attrs.evolve(done.broker(broker), logs=(), partitions=()))
+    check = check_of("deletion_completes_only_when_all_replicas_succeeded", scenario)
+    assert check(s, None, set_zk(done, topics=(), partitions=())) is None
+
+
+# ---- quiescence -----------------------------------------------------------------------------------------------
+
+WAITING_EVENT = ControllerEvent(EventKind.TopicDeletion)
+WAITING_REQUEST = Request(RequestKind.StopReplica, 1, 1, partitions=(("t", 0),), delete_partitions=False)
+
+
+@pytest.mark.parametrize(("name", "build", "evidence"), _quiescence_cases())
+def test_quiescence_property_fires_only_when_the_controller_is_idle(name: str, build: Builder,
+                                                                    evidence: dict[str, Any]) -> None:
+    """A quiescence property reports its evidence on an idle state, and nothing while an event is queued or a
+    request waits in a channel."""
+    scenario = scenario_of(SCENARIO)
+    check = check_of(name, scenario)
+    [idle] = build(initial_of(scenario))
+    assert idle.controller.events == () and idle.channels == ()
+    found = check(idle)
+    assert found is not None
+    for key, value in evidence.items():
+        assert found[key] == value
+    assert check(set_controller(idle, events=(WAITING_EVENT,))) is None
+    assert check(attrs.evolve(idle, channels=((2, (WAITING_REQUEST,)),))) is None
+
+
+def test_ineligible_topic_is_exempt_from_the_deletion_quiescence_property() -> None:
+    """A queued topic marked ineligible (Kafka waits on purpose for a restart) is not reported."""
+    scenario = scenario_of(SCENARIO)
+    s = set_controller(initial_of(scenario), topics_to_be_deleted=("t",), topics_ineligible_for_deletion=("t",))
+    assert check_of("queued_deletion_finishes_when_brokers_alive", scenario)(s) is None
+
+
+def test_deletion_quiescence_property_ignores_topics_with_a_dead_replica() -> None:
+    """A queued topic with a replica on a dead broker may wait; it is not reported."""
+    scenario = scenario_of(SCENARIO)
+    s = set_controller(initial_of(scenario), topics_to_be_deleted=("t",))
+    s = set_broker(s, attrs.evolve(s.broker(1), alive=False))
+    assert check_of("queued_deletion_finishes_when_brokers_alive", scenario)(s) is None
+
+
+# ---- sometimes -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "log", "evidence"),
+    [
+        ("sometimes_deletion_completes", StepLog(completed_deletions=("t",)), {"topic": "t"}),
+        ("sometimes_deletion_retried", StepLog(deletion_retries=("t",)), {"topic": "t"}),
+        ("sometimes_leader_reelected", StepLog(elections=((("t", 0), 0, 1),)),
+         {"partition": "t-0", "old_leader": 0, "new_leader": 1}),
+    ],
+)
+def test_sometimes_property_finds_its_example_in_the_step_log(name: str, log: StepLog,
+                                                             evidence: dict[str, Any]) -> None:
+    """A sometimes property reports an example when the step did what it looks for, and nothing otherwise."""
+    scenario = scenario_of(SCENARIO)
+    s = initial_of(scenario)
+    check = check_of(name, scenario)
+    assert check(s, None, attrs.evolve(s, log=log)) == evidence
+    assert check(s, None, s) is None
+
+
+def test_first_leader_of_a_new_partition_is_not_a_reelection() -> None:
+    """sometimes_leader_reelected ignores a partition that had no leadership before the step."""
+    scenario = scenario_of(SCENARIO)
+    s = initial_of(scenario)
+    before = set_controller(s, leadership=())
+    log = StepLog(elections=((("t", 0), -1, 0),))
+    assert check_of("sometimes_leader_reelected", scenario)(before, None, attrs.evolve(s, log=log)) is None
+
+
+# ---- a planted bug ---------------------------------------------------------------------------------------------
+
+PLANTED = "planted-complete-on-first-success"
+
+
+def _planted(bug: bool) -> Scenario:
+    text = shipped_scenarios()[PLANTED].read_text(encoding="utf-8")
+    switch = "PLANTED_COMPLETE_DELETION_ON_FIRST_SUCCESS = true"
+    assert switch in text
+    return load_scenario(text.replace(switch, f"PLANTED_COMPLETE_DELETION_ON_FIRST_SUCCESS = {str(bug).lower()}"))
+
+
+def test_planted_bug_is_caught_with_a_shortest_trace() -> None:
+    """Completing a deletion on the first successful replica violates
+    deletion_completes_only_when_all_replicas_succeeded in 5 steps."""
+    result = run_bfs(model_for(_planted(bug=True)))
+    assert result.outcome is Outcome.VIOLATION
+    [violation] = result.violations
+    assert violation.property == "deletion_completes_only_when_all_replicas_succeeded"
+    assert violation.trace_length == 5
+    assert violation.evidence["topic"] == "t"
+    assert [r["replica_state_before"] for r in violation.evidence["replicas_whose_log_remains"]] == [
+        "ReplicaDeletionStarted"]
+
+
+def test_without_the_planted_bug_there_is_no_violation() -> None:
+    """The same scenario without the bug switch explores completely with no violation."""
+    result = run_bfs(model_for(_planted(bug=False)))
+    assert result.outcome is Outcome.OK
+    assert result.violations == ()
