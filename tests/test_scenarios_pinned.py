@@ -1,0 +1,119 @@
+"""Pinned results of the local BFS on every shipped scenario (Stateright-style: any change of the model's
+behaviour shows as a changed number), replay determinism of every discovery, and the sometimes
+properties each scenario is expected to satisfy or to report as never found.
+
+The numbers were measured once by running the search and written down here; when a change to the
+model moves them on purpose, re-measure and update them in the same commit, saying why.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import attrs
+import pytest
+
+from explorer.bfs import run_bfs
+from explorer.kafka_compose import model_for, resolve_scenario, shipped_scenarios
+from explorer.replay import replay
+from explorer.results import ExplorationResult, Outcome
+
+
+@attrs.frozen
+class Pinned:
+    outcome: Outcome
+    distinct: int
+    generated: int
+    depth: int
+    queue: int
+    discoveries: dict[str, int]  # property -> trace length, in report order
+    never_found: tuple[str, ...] = ()
+
+
+PINNED: dict[str, Pinned] = {
+    "default": Pinned(Outcome.OK, distinct=191086, generated=483381, depth=32, queue=0, discoveries={
+        "sometimes_leader_reelected": 2, "sometimes_deletion_retried": 10, "sometimes_deletion_completes": 13}),
+    "delete-disabled": Pinned(Outcome.OK, distinct=144, generated=267, depth=10, queue=0,
+                              discoveries={"sometimes_leader_reelected": 2},
+                              never_found=("sometimes_deletion_completes", "sometimes_deletion_retried")),
+    "deletion-3brokers": Pinned(Outcome.OK, distinct=7398, generated=16284, depth=24, queue=0, discoveries={
+        "sometimes_leader_reelected": 2, "sometimes_deletion_retried": 10, "sometimes_deletion_completes": 11}),
+    "kafka-6650": Pinned(Outcome.VIOLATION, distinct=11776, generated=27501, depth=13, queue=1899,
+                         discoveries={"queued_deletion_finishes_when_brokers_alive": 12}),
+    "planted-complete-on-first-success": Pinned(
+        Outcome.VIOLATION, distinct=127, generated=196, depth=5, queue=52,
+        discoveries={"deletion_completes_only_when_all_replicas_succeeded": 5}),
+    "racks": Pinned(Outcome.OK, distinct=14054, generated=35335, depth=29, queue=0, discoveries={
+        "sometimes_leader_reelected": 4, "sometimes_deletion_retried": 14, "sometimes_deletion_completes": 18}),
+    "stale-deletion-response": Pinned(Outcome.VIOLATION, distinct=75757, generated=186415, depth=18, queue=5031,
+                                      discoveries={"deletion_completes_only_when_all_replicas_succeeded": 18}),
+    "unclean-election": Pinned(Outcome.OK, distinct=1124, generated=2744, depth=13, queue=0,
+                               discoveries={"sometimes_leader_reelected": 2}),
+}
+
+#: Scenarios whose exhaustive search takes well over 20 s on a 2-core machine (default: ~190K states, ~50 s).
+SLOW = {"default"}
+
+
+def _param(name: str) -> object:
+    return pytest.param(name, id=name, marks=[pytest.mark.slow] if name in SLOW else [])
+
+
+NAMES = [_param(name) for name in sorted(PINNED)]
+
+
+@functools.cache
+def explored(name: str) -> tuple[object, ExplorationResult]:
+    """The model of a shipped scenario and its local BFS result, computed once per test session."""
+    model = model_for(resolve_scenario(name))
+    return model, run_bfs(model)
+
+
+def test_every_shipped_scenario_is_pinned() -> None:
+    """The pinned table covers exactly the scenarios that ship in model/scenarios."""
+    assert set(PINNED) == set(shipped_scenarios())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_pinned_exploration(name: str) -> None:
+    """The BFS of the scenario gives the pinned outcome, state counts, depth, queue and discoveries."""
+    _, result = explored(name)
+    pinned = PINNED[name]
+    stats = result.stats
+    assert (result.outcome, stats.distinct, stats.generated, stats.depth, stats.queue) == (
+        pinned.outcome, pinned.distinct, pinned.generated, pinned.depth, pinned.queue)
+    assert {d.property: d.trace_length for d in result.discoveries} == pinned.discoveries
+    assert [d.property for d in result.discoveries] == list(pinned.discoveries)
+    assert sorted(result.never_found) == sorted(pinned.never_found)
+    assert result.exit_code == (1 if pinned.outcome is Outcome.VIOLATION else 0)
+    assert stats.levels[-1].distinct_total == stats.distinct
+    assert sum(level.generated for level in stats.levels) + 1 == stats.generated
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_discovery_replays_to_its_fingerprints_twice(name: str) -> None:
+    """Replaying each discovery from the initial state reproduces its fingerprint path, the same way twice."""
+    model, result = explored(name)
+    assert result.discoveries
+    for discovery in result.discoveries:
+        first = replay(model, discovery)
+        second = replay(model, discovery)
+        assert first.fingerprints == discovery.path
+        assert first == second
+        assert len(first.steps) == discovery.trace_length
+
+
+@pytest.mark.slow
+def test_default_finds_every_sometimes_property() -> None:
+    """The default scenario is not vacuous: it re-elects a leader, retries a deletion and completes one."""
+    _, result = explored("default")
+    assert result.never_found == ()
+    assert {d.property for d in result.discoveries} == {
+        "sometimes_leader_reelected", "sometimes_deletion_retried", "sometimes_deletion_completes"}
+
+
+def test_delete_disabled_never_deletes() -> None:
+    """With delete.topic.enable=false no deletion completes or is retried, and the search says so."""
+    _, result = explored("delete-disabled")
+    assert result.outcome is Outcome.OK
+    assert set(result.never_found) == {"sometimes_deletion_completes", "sometimes_deletion_retried"}
