@@ -137,8 +137,9 @@ def build_session(
 ) -> SparkSession:
     """Build the SparkSession kmc runs on, or return the one already running in this process.
 
-    ``master`` None means "whatever ``spark-submit`` configured" (the driver entry point passes it
-    so that ``--master yarn`` on the command line is not overridden). ``conf`` entries override
+    Under ``spark-submit`` the master it was given is kept whatever ``master`` says (so that
+    ``--master yarn`` is not overridden by a caller's ``local[*]`` default); elsewhere ``master``
+    None means ``local[*]``. ``conf`` entries override
     kmc's defaults. Spark allows one session per JVM: a running one is returned as it is (with
     its own master and settings), only its checkpoint directory is set.
     """
@@ -150,9 +151,11 @@ def build_session(
             active.sparkContext.setCheckpointDir(str(Path(checkpoint_dir) / "checkpoints"))
         return active
     under_submit = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started the JVM already
-    effective_master = master or ("" if under_submit else DEFAULT_MASTER)
-    if master is None and not under_submit:
+    if under_submit:
+        master = None  # what spark-submit was told wins over any default of the caller
+    elif master is None:
         master = DEFAULT_MASTER
+    effective_master = master or ""
     prepare_environment(effective_master)
     log_dir = Path(checkpoint_dir) if checkpoint_dir is not None else Path(tempfile.gettempdir()) / "kmc"
     quiet = is_local_master(effective_master) or is_loopback_master(effective_master)

@@ -1,0 +1,190 @@
+"""The ``spark-submit`` equivalent of ``kmc explore --engine spark`` (``--print-spark-submit``).
+
+On a YARN or Kubernetes cluster kmc does not start its own session: ``spark-submit`` starts the
+driver, here :mod:`spark_explore.main`, which runs the same ``kmc explore`` command. This module
+writes what that needs into one directory and returns the command line:
+
+* ``kmc-packages.zip``: kmc's packages (``model``, ``invariants``, ``explorer``,
+  ``spark_explore``, ``reports``) for ``--py-files``, so executors import the same code as the
+  driver; written deterministically (sorted entries, fixed timestamps);
+* ``main.py``: the driver entry point, a copy of :mod:`spark_explore.main`;
+* the scenario's TOML file, shipped with ``--files`` (a shipped scenario is copied out of the
+  package, since a scenario inside a zip cannot be opened as a file).
+
+The run directory must be a path that the driver and every executor see alike (a shared volume):
+the levels are written by the executors and read back by the driver.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shlex
+import zipfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from spark_explore.session import write_quiet_log4j
+
+#: kmc's packages, shipped to the cluster as one zip.
+PACKAGES = ("model", "invariants", "explorer", "spark_explore", "reports")
+PACKAGE_ZIP = "kmc-packages.zip"
+ENTRY_POINT = "main.py"
+DEFAULT_SUBMIT_DIR = Path("kmc-spark-submit")
+DEFAULT_RUN_ROOT = "/mnt/kmc-runs"
+
+# Zip entries get a fixed timestamp so that the same sources give the same zip.
+_ZIP_TIME = (2020, 1, 1, 0, 0, 0)
+
+
+def package_zip(destination: Path, packages: Sequence[str] = PACKAGES) -> Path:
+    """Write kmc's packages (sources and package data, no caches) into a zip for ``--py-files``."""
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(destination, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for package in packages:
+            root = _package_dir(package)
+            for path in sorted(root.rglob("*")):
+                if not path.is_file() or "__pycache__" in path.parts or path.suffix in (".pyc", ".pyo"):
+                    continue
+                entry = zipfile.ZipInfo(str(Path(package) / path.relative_to(root)), date_time=_ZIP_TIME)
+                entry.compress_type = zipfile.ZIP_DEFLATED
+                entry.external_attr = 0o644 << 16
+                archive.writestr(entry, path.read_bytes())
+    return destination
+
+
+def _package_dir(package: str) -> Path:
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ValueError(f"package {package!r} is not importable here; install kmc (pip install -e .) first")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def master_options(master: str) -> list[str]:
+    """The ``spark-submit`` options that go with a master URL."""
+    if master == "yarn":
+        # Client mode keeps the driver (and so the run directory it reads) on this machine.
+        return ["--master", "yarn", "--deploy-mode", "client"]
+    if master.startswith("k8s://"):
+        return [
+            "--master", master,
+            "--deploy-mode", "cluster",
+            "--conf", "spark.kubernetes.container.image=<image with Python 3.11, pyspark, attrs>",
+            "--conf", "spark.kubernetes.driver.volumes.persistentVolumeClaim.kmc-runs.options.claimName=kmc-runs",
+            "--conf", f"spark.kubernetes.driver.volumes.persistentVolumeClaim.kmc-runs.mount.path={DEFAULT_RUN_ROOT}",
+            "--conf", "spark.kubernetes.executor.volumes.persistentVolumeClaim.kmc-runs.options.claimName=kmc-runs",
+            "--conf", f"spark.kubernetes.executor.volumes.persistentVolumeClaim.kmc-runs.mount.path={DEFAULT_RUN_ROOT}",
+            # Cluster mode uploads the zip, the entry point and the scenario there first.
+            "--conf", "spark.kubernetes.file.upload.path=<s3a://bucket/kmc-upload>",
+        ]  # fmt: skip
+    if master.startswith("spark://"):
+        return ["--master", master, "--deploy-mode", "client"]
+    if master == "local" or master.startswith("local["):
+        return ["--master", master]
+    raise ValueError(
+        f"unknown Spark master {master!r}; use yarn, k8s://https://HOST:PORT, spark://HOST:PORT or local[*]"
+    )
+
+
+def spark_submit_arguments(
+    *,
+    scenario: str,
+    master: str = "yarn",
+    conf: Mapping[str, str] | None = None,
+    max_depth: int | None = None,
+    max_states: int | None = None,
+    submit_dir: Path = DEFAULT_SUBMIT_DIR,
+    run_root: str = DEFAULT_RUN_ROOT,
+    spark_submit: str = "spark-submit",
+) -> list[str]:
+    """Write the zip, the entry point and the scenario into ``submit_dir``; return the command line.
+
+    ``scenario`` is a shipped scenario's name or a TOML file, as for ``kmc explore``.
+    """
+    options, application = _submit_parts(
+        scenario, master, conf or {}, max_depth, max_states, submit_dir, run_root, spark_submit
+    )
+    return [*options, *application]
+
+
+def spark_submit_command(
+    *,
+    scenario: str,
+    master: str = "yarn",
+    conf: Mapping[str, str] | None = None,
+    max_depth: int | None = None,
+    max_states: int | None = None,
+    submit_dir: Path = DEFAULT_SUBMIT_DIR,
+    run_root: str = DEFAULT_RUN_ROOT,
+) -> str:
+    """The command line of :func:`spark_submit_arguments` as shell text, with a note on what it needs."""
+    options, application = _submit_parts(
+        scenario, master, conf or {}, max_depth, max_states, submit_dir, run_root, "spark-submit"
+    )
+    return "\n".join(
+        [
+            f"# Wrote {submit_dir}/{PACKAGE_ZIP} (kmc's packages), {submit_dir}/{ENTRY_POINT} and the scenario.",
+            "# Driver and executors need Python 3.11 with pyspark, pyarrow, pandas and attrs (the driver",
+            f"# also click, rich and jinja2); {run_root} must be mounted on the driver and every executor.",
+            f"# Each run writes {run_root}/<run-id>/summary.json, report.txt and its level Parquet.",
+            " \\\n  ".join([*_option_lines(options), *_option_lines(application)]),
+        ]
+    )
+
+
+def _submit_parts(
+    scenario: str,
+    master: str,
+    conf: Mapping[str, str],
+    max_depth: int | None,
+    max_states: int | None,
+    submit_dir: Path,
+    run_root: str,
+    spark_submit: str,
+) -> tuple[list[str], list[str]]:
+    """(spark-submit and its options, the application and its options), files written."""
+    options = [spark_submit, *master_options(master)]
+    for key, value in sorted(conf.items()):
+        options += ["--conf", f"{key}={value}"]
+    scenario_file = _copy_scenario(scenario, submit_dir)
+    archive = package_zip(submit_dir / PACKAGE_ZIP)
+    entry = submit_dir / ENTRY_POINT
+    entry.write_text((_package_dir("spark_explore") / "main.py").read_text())
+    options += ["--py-files", str(archive), "--files", str(scenario_file)]
+    if master_options(master)[-1] != "cluster":
+        # The driver runs here: keep Spark's start-up chatter out of the output, as kmc explore does.
+        quiet = write_quiet_log4j(submit_dir).resolve()
+        options += ["--driver-java-options", f"-Dlog4j2.configurationFile=file:{quiet}"]
+    # spark-submit merges the driver's stderr (progress) into its stdout, so the report printed
+    # there is the text one; summary.json in the run directory has the JSON.
+    application = [str(entry), scenario_file.name, "--out", run_root]
+    if max_depth is not None:
+        application += ["--max-depth", str(max_depth)]
+    if max_states is not None:
+        application += ["--max-states", str(max_states)]
+    return options, application
+
+
+def _option_lines(words: Sequence[str]) -> list[str]:
+    """Words grouped one option (with its value) per line, quoted for a POSIX shell."""
+    lines: list[list[str]] = []
+    for word in words:
+        if word.startswith("--") or not lines or (lines[-1][0].startswith("--") and len(lines[-1]) == 2):
+            lines.append([])
+        lines[-1].append(shlex.quote(word))
+    return [" ".join(line) for line in lines]
+
+
+def _copy_scenario(scenario: str, submit_dir: Path) -> Path:
+    """The scenario as a TOML file in ``submit_dir``: a shipped one by name, or a copy of a file."""
+    submit_dir.mkdir(parents=True, exist_ok=True)
+    path = Path(scenario)
+    if path.suffix == ".toml" and path.is_file():
+        text, name = path.read_text(), path.name
+    else:
+        shipped = _package_dir("model") / "scenarios" / f"{scenario}.toml"
+        if not shipped.is_file():
+            raise ValueError(f"{scenario!r} is neither a shipped scenario nor a .toml file; see `kmc scenarios`")
+        text, name = shipped.read_text(), shipped.name
+    target = submit_dir / name
+    target.write_text(text)
+    return target
