@@ -127,8 +127,10 @@ class Scenario:
     @property
     def digest(self) -> str:
         """A hash of what the scenario means (not of its formatting), for run manifests."""
-        data = attrs.asdict(self, filter=lambda a, _v: a.name != "source")
-        return hashlib.sha256(json.dumps(data, sort_keys=True, default=list).encode()).hexdigest()
+        # sets (the bug switches) are hashed sorted: their iteration order varies between processes
+        data = attrs.asdict(self, filter=lambda a, _v: a.name != "source",
+                            value_serializer=lambda _i, _a, v: sorted(v) if isinstance(v, frozenset) else v)
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
 _TOP_KEYS = {"name", "description", "cluster", "topics", "kafka", "bounds", "check", "bugs"}
@@ -167,6 +169,9 @@ def load_scenario(text: str, default_name: str = "scenario") -> Scenario:
     kafka = _table(doc, "kafka")
     _check_keys(kafka, _KAFKA_KEYS, "[kafka]")
     version_text = kafka.get("version", DEFAULT_VERSION)
+    if not isinstance(version_text, str):
+        raise ScenarioError(f"[kafka] version = {version_text!r} must be a quoted string such as "
+                            f"\"{DEFAULT_VERSION}\".")
     if version_text not in SUPPORTED_VERSIONS:
         raise ScenarioError(
             f"[kafka] version = {version_text!r} is not modelled; use one of "
@@ -287,11 +292,15 @@ def _topic(raw: Any, index: int, brokers: Sequence[Broker]) -> Topic:
             isinstance(r, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in r) for r in reps
         ):
             raise ScenarioError(f"{where}: replicas must be a list of broker-id lists, e.g. [[0, 1], [1, 2]].")
+        if not reps:
+            raise ScenarioError(f"{where}: replicas = [] lists no partition; give one broker-id list per "
+                                "partition, e.g. [[0, 1], [1, 2]].")
         assignment = {p: tuple(r) for p, r in enumerate(reps)}
         try:
             kafka_assignment.validate_replica_assignment(assignment, ids)
         except kafka_assignment.KafkaAdminError as e:
-            raise ScenarioError(f"{where}: {e.kafka_class.rsplit('.', 1)[-1]}: {e}; fix its replicas.") from None
+            raise ScenarioError(f"{where}: {e.kafka_class.rsplit('.', 1)[-1]}: {str(e).rstrip('.')}; "
+                                "fix its replicas.") from None
         return Topic(name, tuple(assignment[p] for p in range(len(assignment))), False, created == "initially",
                      deleted)
     partitions = _int(raw, "partitions", where, minimum=None)

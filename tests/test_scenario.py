@@ -204,11 +204,6 @@ DIGEST_PROGRAM = textwrap.dedent("""
 """)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "model/scenario.py Scenario.digest serialises the frozenset `bugs` with attrs.asdict, which turns it "
-    "into a list in set-iteration order; for two or more bug names that order depends on the per-process "
-    "string hash (PYTHONHASHSEED), so the same scenario gets different digests in different processes "
-    "(seen with seeds 0 and 1 for version 1.1), and a Spark run's scenario hash would not match on resume"))
 def test_digest_is_the_same_in_every_process() -> None:
     """A scenario with two bugs on has the same digest in processes with different hash seeds."""
     text = GOOD + '[kafka]\nversion = "1.1"\n'
