@@ -306,6 +306,38 @@ def _leader_elected(scenario: Scenario) -> Check:
     return check
 
 
+@register("live_brokers_host_their_replicas", ALWAYS, "quiescence",
+          "when the controller is idle, every live broker assigned to a partition (of a topic not being "
+          "deleted, with a leader and ISR) hosts it at the leader epoch and leader ZooKeeper holds")
+def _live_brokers_host_replicas(scenario: Scenario) -> Check:
+    """The liveness KAFKA-1120 / KAFKA-7235 broke: a broker that bounced before the controller
+    processed the BrokerChange was never sent its LeaderAndIsr, so it hosted nothing."""
+
+    def check(s: ClusterState) -> dict[str, Any] | None:
+        if not quiescent(s):
+            return None
+        deleting = set(s.controller.topics_to_be_deleted)
+        for tp, lai in s.zk.partitions:
+            if tp[0] in deleting:
+                continue
+            parts = s.zk.topic_assignment(tp[0])
+            if parts is None:
+                continue
+            for b in parts[tp[1]]:
+                broker = s.broker(b)
+                if not broker.alive:
+                    continue
+                hosted = broker.hosted(tp)
+                if hosted is None or (hosted.leader_epoch, hosted.leader) != (lai.leader_epoch, lai.leader):
+                    return {"partition": _tp(tp), "broker": b, "broker_epoch": broker.epoch,
+                            "zookeeper": lai.describe(),
+                            "broker_view": "not hosted" if hosted is None else
+                            f"leader={hosted.leader} leaderEpoch={hosted.leader_epoch}"}
+        return None
+
+    return check
+
+
 # ---------------------------------------------------------------------------------------------
 # sometimes: the scenario is not vacuous
 # ---------------------------------------------------------------------------------------------

@@ -179,6 +179,12 @@ QUIESCENCE: list[tuple[str, str, Builder, dict[str, Any]]] = [
     ("leader_elected_when_isr_member_alive", "dead-leader-live-isr-member",
      lambda s: (set_broker(s, attrs.evolve(s.broker(0), alive=False)),),
      {"partition": "t-0", "leader": 0, "isr": [0, 1], "live": [1, 2]}),
+    ("live_brokers_host_their_replicas", "restarted-broker-hosts-nothing",
+     lambda s: (set_broker(s, attrs.evolve(s.broker(1), epoch=2, partitions=())),),
+     {"partition": "t-0", "broker": 1, "broker_epoch": 2, "broker_view": "not hosted"}),
+    ("live_brokers_host_their_replicas", "stale-leader-epoch",
+     lambda s: (set_zk(s, partitions=tuple((tp, attrs.evolve(lai, leader_epoch=1)) for tp, lai in s.zk.partitions)),),
+     {"partition": "t-0", "broker": 0, "broker_view": "leader=0 leaderEpoch=0"}),
     ("leader_elected_when_isr_member_alive", "never-initialised",
      lambda s: (set_zk(s, partitions=()),),
      {"partition": "t-0", "problem": "no leader and ISR were ever initialised"}),
@@ -379,3 +385,17 @@ def test_without_the_planted_bug_there_is_no_violation() -> None:
     result = run_bfs(model_for(_planted(bug=False)))
     assert result.outcome is Outcome.OK
     assert result.violations == ()
+
+
+def test_bounced_broker_is_missed_before_2_2_and_detected_from_2_2() -> None:
+    """kafka-7235 on Kafka 2.1 leaves a bounced broker hosting nothing in 3 steps; on 2.2 (KIP-380 broker epochs)
+    the bounce is handled as a failure and a startup and every live broker hosts its replicas."""
+    text = shipped_scenarios()["kafka-7235"].read_text(encoding="utf-8")
+    assert 'version = "2.1"' in text
+    before = run_bfs(model_for(load_scenario(text)))
+    assert before.outcome is Outcome.VIOLATION
+    [violation] = before.violations
+    assert (violation.property, violation.trace_length) == ("live_brokers_host_their_replicas", 3)
+    assert violation.evidence["broker_view"] == "not hosted"
+    after = run_bfs(model_for(load_scenario(text.replace('version = "2.1"', 'version = "2.2"'))))
+    assert after.outcome is Outcome.OK

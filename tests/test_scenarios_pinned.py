@@ -40,6 +40,8 @@ PINNED: dict[str, Pinned] = {
         "sometimes_leader_reelected": 2, "sometimes_deletion_retried": 10, "sometimes_deletion_completes": 11}),
     "kafka-6650": Pinned(Outcome.VIOLATION, distinct=11776, generated=27501, depth=13, queue=1899,
                          discoveries={"queued_deletion_finishes_when_brokers_alive": 12}),
+    "kafka-7235": Pinned(Outcome.VIOLATION, distinct=30, generated=35, depth=4, queue=10,
+                         discoveries={"live_brokers_host_their_replicas": 3}),
     "planted-complete-on-first-success": Pinned(
         Outcome.VIOLATION, distinct=127, generated=196, depth=5, queue=52,
         discoveries={"deletion_completes_only_when_all_replicas_succeeded": 5}),
