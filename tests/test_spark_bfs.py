@@ -157,6 +157,18 @@ def interrupted_counter(spark: Any, tmp_path: Path) -> Iterator[Path]:  # noqa: 
     yield run_dir
 
 
+@pytest.mark.slow
+def test_toy_controller_mc_as_local_and_tlc(spark: Any, tmp_path: Path) -> None:  # noqa: F811
+    """The toy controller's MC config gives TLC's 168,927 distinct / 614,016 generated states and the
+    local BFS's levels and fingerprints."""
+    factory = toy_controller_factory("MC")
+    on_spark, local = explore_both(factory, tmp_path / "run")
+    assert (on_spark.stats.distinct, on_spark.stats.generated, on_spark.stats.depth) == (168_927, 614_016, 28)
+    assert_same_result(on_spark, local)
+    expected = levels_by_enumeration(factory())
+    assert levels_on_disk(tmp_path / "run", len(expected)) == expected
+
+
 def test_resume_ends_like_an_uninterrupted_run(interrupted_counter: Path) -> None:
     """Resuming an interrupted run ends with exactly the numbers, levels and examples of an uninterrupted one."""
     factory = counter_factory(n=4)

@@ -1,5 +1,5 @@
 """The Spark BFS on a real standalone cluster on loopback: same results as the local BFS, even when a
-worker dies in the middle of a run.
+worker dies in the middle of a run; and a driver killed mid-run that is resumed.
 
 The cluster is started with the pyspark package's own launcher (``bin/spark-class`` running
 ``org.apache.spark.deploy.master.Master`` and ``…worker.Worker``) on 127.0.0.1 with free ports, each
@@ -251,5 +251,35 @@ def test_losing_a_worker_mid_run_changes_nothing(two_worker_cluster: StandaloneC
     watcher.join(timeout=5)
     assert killed.is_set(), "the run ended before a worker could be killed"
     assert two_worker_cluster.workers[1].poll() is not None
+    assert done.returncode == 1, done.stderr
+    assert comparable(json.loads(done.stdout)) == comparable(local_result(VIOLATING_SCENARIO, tmp_path))
+
+
+def test_resume_after_the_driver_is_killed(tmp_path: Path) -> None:
+    """A driver killed mid-run (with its JVM) and resumed with --resume ends with the local BFS's results."""
+    runs = tmp_path / "runs"
+    command = [sys.executable, "-c", "from explorer.cli import main; main()", "explore", VIOLATING_SCENARIO]
+    command += ["--engine", "spark", "--master", "local[2]", "--out", str(runs)]
+    log = (tmp_path / "killed.log").open("wb")
+    driver = subprocess.Popen(command, cwd=tmp_path, env=_environment(), stdout=log, stderr=subprocess.STDOUT,
+                              start_new_session=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 300
+        levels = 0
+        while levels < 4 and driver.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+            for manifest in runs.glob("*/manifest.json"):
+                with contextlib.suppress(OSError, ValueError):
+                    levels = len(json.loads(manifest.read_text())["levels"])
+        assert driver.poll() is None, "the run ended before its driver could be killed"
+    finally:
+        _kill_group(driver, signal.SIGKILL)
+        driver.wait(timeout=30)
+    (run_dir,) = (path.parent for path in runs.glob("*/manifest.json"))
+    assert not json.loads((run_dir / "manifest.json").read_text())["completed"]
+    done = kmc_explore(
+        VIOLATING_SCENARIO, "--engine", "spark", "--master", "local[2]", "--resume", str(run_dir),
+        "--format", "json", cwd=tmp_path,
+    )  # fmt: skip
     assert done.returncode == 1, done.stderr
     assert comparable(json.loads(done.stdout)) == comparable(local_result(VIOLATING_SCENARIO, tmp_path))
