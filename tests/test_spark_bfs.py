@@ -46,6 +46,11 @@ def kafka_factory(name: str) -> ModelFactory[Any, Any]:
     return kafka_compose.factory_for(kafka_compose.resolve_scenario(name))
 
 
+def resolve(case: ModelFactory[Any, Any] | str) -> ModelFactory[Any, Any]:
+    """A toy model's factory as it is, a shipped Kafka scenario (by name) through the CLI's factory."""
+    return kafka_factory(case) if isinstance(case, str) else case
+
+
 def levels_by_enumeration(model: Model[Any, Any]) -> list[set[int]]:
     """The fingerprints first reached at each depth, by plain set arithmetic (no parent rule)."""
     states = {fingerprint(model.encode(s)): s for s in model.init_states()}
@@ -87,14 +92,14 @@ def assert_same_result(spark_result: ExplorationResult, local: ExplorationResult
 
 
 def explore_both(
-    factory: ModelFactory[Any, Any], run_dir: Path, **bounds: int
+    factory: ModelFactory[Any, Any], run_dir: Path, *, max_depth: int | None = None, max_states: int | None = None
 ) -> tuple[ExplorationResult, ExplorationResult]:
-    local = run_bfs(factory(), BfsOptions(**bounds))
-    on_spark = run_spark_bfs(factory, SparkBfsOptions(run_dir, master="local[2]", keep_session=True, **bounds))
-    return on_spark, local
+    local = run_bfs(factory(), BfsOptions(max_depth=max_depth, max_states=max_states))
+    options = SparkBfsOptions(run_dir, master="local[2]", keep_session=True, max_depth=max_depth, max_states=max_states)
+    return run_spark_bfs(factory, options), local
 
 
-EQUIVALENCE_CASES = {
+EQUIVALENCE_CASES: dict[str, ModelFactory[Any, Any] | str] = {
     "counter": counter_factory(n=3),
     "two_phase_commit": two_phase_commit_factory(3),
     "toy_controller_small": toy_controller_factory(TOY_SMALL),
@@ -105,9 +110,7 @@ EQUIVALENCE_CASES = {
 @pytest.mark.parametrize("case", list(EQUIVALENCE_CASES))
 def test_same_search_as_local(case: str, spark: Any, tmp_path: Path) -> None:  # noqa: F811
     """On a complete search, both engines agree on every count, every level's fingerprints and the examples."""
-    factory = EQUIVALENCE_CASES[case]
-    if isinstance(factory, str):
-        factory = kafka_factory(factory)
+    factory = resolve(EQUIVALENCE_CASES[case])
     on_spark, local = explore_both(factory, tmp_path / "run")
     assert local.outcome is Outcome.OK
     assert_same_result(on_spark, local)
@@ -116,7 +119,7 @@ def test_same_search_as_local(case: str, spark: Any, tmp_path: Path) -> None:  #
     assert [level.new for level in on_spark.stats.levels][:-1] == [len(fps) for fps in expected[1:]]
 
 
-VIOLATION_CASES = {
+VIOLATION_CASES: dict[str, ModelFactory[Any, Any] | str] = {
     "counter_state_property": counter_factory(n=3, sum_limit=4),
     "counter_transition_property": counter_factory(n=3, inc_x_y_limit=1),
     "toy_controller_stuck": toy_controller_factory("MC_stuck"),
@@ -127,9 +130,7 @@ VIOLATION_CASES = {
 @pytest.mark.parametrize("case", list(VIOLATION_CASES))
 def test_same_counterexample_as_local(case: str, spark: Any, tmp_path: Path) -> None:  # noqa: F811
     """A violation stops both engines at the end of the same level with the same shortest trace."""
-    factory = VIOLATION_CASES[case]
-    if isinstance(factory, str):
-        factory = kafka_factory(factory)
+    factory = resolve(VIOLATION_CASES[case])
     on_spark, local = explore_both(factory, tmp_path / "run")
     assert local.outcome is Outcome.VIOLATION
     assert_same_result(on_spark, local)
@@ -138,7 +139,12 @@ def test_same_counterexample_as_local(case: str, spark: Any, tmp_path: Path) -> 
 @pytest.mark.parametrize("bounds", [{"max_depth": 3}, {"max_states": 100}], ids=["max_depth", "max_states"])
 def test_bounds_as_local(bounds: dict[str, int], spark: Any, tmp_path: Path) -> None:  # noqa: F811
     """A depth or state bound leaves both engines inconclusive at the same level with the same numbers."""
-    on_spark, local = explore_both(two_phase_commit_factory(3), tmp_path / "run", **bounds)
+    on_spark, local = explore_both(
+        two_phase_commit_factory(3),
+        tmp_path / "run",
+        max_depth=bounds.get("max_depth"),
+        max_states=bounds.get("max_states"),
+    )
     assert local.outcome is Outcome.INCONCLUSIVE
     assert_same_result(on_spark, local)
 
@@ -167,6 +173,25 @@ def test_toy_controller_mc_as_local_and_tlc(spark: Any, tmp_path: Path) -> None:
     assert_same_result(on_spark, local)
     expected = levels_by_enumeration(factory())
     assert levels_on_disk(tmp_path / "run", len(expected)) == expected
+
+
+def _shipped_scenarios() -> list[str]:
+    from explorer import kafka_compose
+
+    # default (191,086 states) runs in bench/spark_vs_local.py, which checks the engines agree.
+    return sorted(name for name in kafka_compose.shipped_scenarios() if name != "default")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scenario", _shipped_scenarios())
+def test_every_shipped_scenario_as_local(scenario: str, spark: Any, tmp_path: Path) -> None:  # noqa: F811
+    """Every shipped scenario but the default gives the same result and level fingerprints on both engines."""
+    factory = kafka_factory(scenario)
+    on_spark, local = explore_both(factory, tmp_path / "run")
+    assert_same_result(on_spark, local)
+    if local.outcome is Outcome.OK:
+        expected = levels_by_enumeration(factory())
+        assert levels_on_disk(tmp_path / "run", len(expected)) == expected
 
 
 def test_resume_ends_like_an_uninterrupted_run(interrupted_counter: Path) -> None:
