@@ -99,41 +99,35 @@ def explore_both(
     return run_spark_bfs(factory, options), local
 
 
-EQUIVALENCE_CASES: dict[str, ModelFactory[Any, Any] | str] = {
-    "counter": counter_factory(n=3),
-    "two_phase_commit": two_phase_commit_factory(3),
-    "toy_controller_small": toy_controller_factory(TOY_SMALL),
-    "kafka_delete_disabled": "delete-disabled",
+def assert_same_levels_on_disk(run_dir: Path, result: ExplorationResult, factory: ModelFactory[Any, Any]) -> None:
+    """Each level the Spark run expanded holds exactly the states first reached at that depth."""
+    expanded = len(result.stats.levels)
+    assert levels_on_disk(run_dir, expanded) == levels_by_enumeration(factory())[:expanded]
+
+
+#: Models both engines explore completely (OK) or until a violation: counts, levels, examples and
+#: counterexamples must agree.
+CASES: dict[str, tuple[ModelFactory[Any, Any] | str, Outcome]] = {
+    "counter": (counter_factory(n=3), Outcome.OK),
+    "two_phase_commit": (two_phase_commit_factory(3), Outcome.OK),
+    "toy_controller_small": (toy_controller_factory(TOY_SMALL), Outcome.OK),
+    "kafka_delete_disabled": ("delete-disabled", Outcome.OK),
+    "counter_state_violation": (counter_factory(n=3, sum_limit=4), Outcome.VIOLATION),
+    "counter_transition_violation": (counter_factory(n=3, inc_x_y_limit=1), Outcome.VIOLATION),
+    "toy_controller_stuck": (toy_controller_factory("MC_stuck"), Outcome.VIOLATION),
+    "kafka_planted_bug": ("planted-complete-on-first-success", Outcome.VIOLATION),
 }
 
 
-@pytest.mark.parametrize("case", list(EQUIVALENCE_CASES))
+@pytest.mark.parametrize("case", list(CASES))
 def test_same_search_as_local(case: str, spark: Any, tmp_path: Path) -> None:  # noqa: F811
-    """On a complete search, both engines agree on every count, every level's fingerprints and the examples."""
-    factory = resolve(EQUIVALENCE_CASES[case])
+    """Both engines agree on every count, every level's fingerprints, the examples and the shortest counterexample."""
+    model, outcome = CASES[case]
+    factory = resolve(model)
     on_spark, local = explore_both(factory, tmp_path / "run")
-    assert local.outcome is Outcome.OK
+    assert local.outcome is outcome
     assert_same_result(on_spark, local)
-    expected = levels_by_enumeration(factory())
-    assert levels_on_disk(tmp_path / "run", len(expected)) == expected
-    assert [level.new for level in on_spark.stats.levels][:-1] == [len(fps) for fps in expected[1:]]
-
-
-VIOLATION_CASES: dict[str, ModelFactory[Any, Any] | str] = {
-    "counter_state_property": counter_factory(n=3, sum_limit=4),
-    "counter_transition_property": counter_factory(n=3, inc_x_y_limit=1),
-    "toy_controller_stuck": toy_controller_factory("MC_stuck"),
-    "kafka_planted_bug": "planted-complete-on-first-success",
-}
-
-
-@pytest.mark.parametrize("case", list(VIOLATION_CASES))
-def test_same_counterexample_as_local(case: str, spark: Any, tmp_path: Path) -> None:  # noqa: F811
-    """A violation stops both engines at the end of the same level with the same shortest trace."""
-    factory = resolve(VIOLATION_CASES[case])
-    on_spark, local = explore_both(factory, tmp_path / "run")
-    assert local.outcome is Outcome.VIOLATION
-    assert_same_result(on_spark, local)
+    assert_same_levels_on_disk(tmp_path / "run", on_spark, factory)
 
 
 @pytest.mark.parametrize("bounds", [{"max_depth": 3}, {"max_states": 100}], ids=["max_depth", "max_states"])
@@ -147,6 +141,7 @@ def test_bounds_as_local(bounds: dict[str, int], spark: Any, tmp_path: Path) -> 
     )
     assert local.outcome is Outcome.INCONCLUSIVE
     assert_same_result(on_spark, local)
+    assert_same_levels_on_disk(tmp_path / "run", on_spark, two_phase_commit_factory(3))
 
 
 @pytest.fixture
@@ -171,8 +166,7 @@ def test_toy_controller_mc_as_local_and_tlc(spark: Any, tmp_path: Path) -> None:
     on_spark, local = explore_both(factory, tmp_path / "run")
     assert (on_spark.stats.distinct, on_spark.stats.generated, on_spark.stats.depth) == (168_927, 614_016, 28)
     assert_same_result(on_spark, local)
-    expected = levels_by_enumeration(factory())
-    assert levels_on_disk(tmp_path / "run", len(expected)) == expected
+    assert_same_levels_on_disk(tmp_path / "run", on_spark, factory)
 
 
 def _shipped_scenarios() -> list[str]:
@@ -189,9 +183,7 @@ def test_every_shipped_scenario_as_local(scenario: str, spark: Any, tmp_path: Pa
     factory = kafka_factory(scenario)
     on_spark, local = explore_both(factory, tmp_path / "run")
     assert_same_result(on_spark, local)
-    if local.outcome is Outcome.OK:
-        expected = levels_by_enumeration(factory())
-        assert levels_on_disk(tmp_path / "run", len(expected)) == expected
+    assert_same_levels_on_disk(tmp_path / "run", on_spark, factory)
 
 
 def test_resume_ends_like_an_uninterrupted_run(interrupted_counter: Path) -> None:
@@ -201,7 +193,7 @@ def test_resume_ends_like_an_uninterrupted_run(interrupted_counter: Path) -> Non
         factory, SparkBfsOptions(interrupted_counter, master="local[2]", resume=True, keep_session=True)
     )
     assert_same_result(resumed, run_bfs(factory()))
-    assert levels_on_disk(interrupted_counter, 9) == levels_by_enumeration(factory())
+    assert_same_levels_on_disk(interrupted_counter, resumed, factory)
 
 
 def test_resume_refuses_another_scenario(interrupted_counter: Path) -> None:
