@@ -150,7 +150,7 @@ def _submit_parts(
     entry = submit_dir / ENTRY_POINT
     entry.write_text((_package_dir("spark_explore") / "main.py").read_text())
     options += ["--py-files", str(archive), "--files", str(scenario_file)]
-    if master_options(master)[-1] != "cluster":
+    if "cluster" not in master_options(master):
         # The driver runs here: keep Spark's start-up chatter out of the output, as kmc explore does.
         quiet = write_quiet_log4j(submit_dir).resolve()
         options += ["--driver-java-options", f"-Dlog4j2.configurationFile=file:{quiet}"]

@@ -243,3 +243,32 @@ def test_resuming_a_finished_run_reports_it_again(spark: Any, tmp_path: Path) ->
     again = run_spark_bfs(factory, SparkBfsOptions(run_dir, master="local[2]", resume=True, keep_session=True))
     assert_same_result(again, first)
     assert read_manifest(run_dir) == manifest
+
+
+@pytest.mark.parametrize(
+    ("master", "deploy_mode"),
+    [("yarn", "client"), ("k8s://https://k8s.example:6443", "cluster"), ("spark://h:7077", "client")],
+)
+def test_spark_submit_line(master: str, deploy_mode: str, tmp_path: Path) -> None:
+    """The spark-submit line ships kmc's packages zipped and the scenario, and runs spark_explore/main.py."""
+    import zipfile
+
+    from spark_explore.submit import spark_submit_arguments
+
+    command = spark_submit_arguments(
+        scenario="delete-disabled", master=master, conf={"spark.executor.cores": "2"}, max_depth=4, submit_dir=tmp_path
+    )
+    assert command[:3] == ["spark-submit", "--master", master]
+    assert command[command.index("--deploy-mode") + 1] == deploy_mode
+    assert "spark.executor.cores=2" in command
+    archive = Path(command[command.index("--py-files") + 1])
+    names = set(zipfile.ZipFile(archive).namelist())
+    assert {"model/kafka_model.py", "explorer/expand.py", "spark_explore/level.py", "reports/__init__.py"} <= names
+    assert (
+        Path(command[command.index("--files") + 1])
+        .read_text()
+        .startswith((Path(__file__).parent.parent / "model" / "scenarios" / "delete-disabled.toml").read_text()[:40])
+    )
+    entry = command.index(str(tmp_path / "main.py"))
+    assert command[entry + 1 :] == ["delete-disabled.toml", "--out", "/mnt/kmc-runs", "--max-depth", "4"]
+    assert ("--driver-java-options" in command) == (deploy_mode == "client")
