@@ -150,18 +150,7 @@ class _Search:
 
     def _bound_reached(self, depth: int) -> str | None:
         """Why the level at ``depth`` must not be expanded, or None."""
-        max_depth, max_states = self.options.max_depth, self.options.max_states
-        if max_depth is not None and depth >= max_depth:
-            return (
-                f"depth bound reached: states {depth} steps from an initial state were checked "
-                f"but not expanded (max_depth={max_depth})"
-            )
-        if max_states is not None and len(self.parents) >= max_states:
-            return (
-                f"state bound reached: {len(self.parents)} distinct states found, the last level "
-                f"was checked but not expanded (max_states={max_states})"
-            )
-        return None
+        return bound_reached(depth, len(self.parents), self.options.max_depth, self.options.max_states)
 
     def _expand_level(self, frontier: list[tuple[int, Any]], depth: int, *, generate: bool) -> _Level:
         """Expand every state of ``frontier`` (the hot loop)."""
@@ -267,6 +256,22 @@ class _Search:
             never_found=never_found,
             reason=reason,
         )
+
+
+def bound_reached(depth: int, distinct: int, max_depth: int | None, max_states: int | None) -> str | None:
+    """Why a breadth-first engine must not expand the level at ``depth`` after finding ``distinct``
+    states, or None. Shared by every BFS engine so that their INCONCLUSIVE reasons agree."""
+    if max_depth is not None and depth >= max_depth:
+        return (
+            f"depth bound reached: states {depth} steps from an initial state were checked "
+            f"but not expanded (max_depth={max_depth})"
+        )
+    if max_states is not None and distinct >= max_states:
+        return (
+            f"state bound reached: {distinct} distinct states found, the last level "
+            f"was checked but not expanded (max_states={max_states})"
+        )
+    return None
 
 
 def _candidate(finding: Finding, kinds: dict[str, PropertyKind], depth: int, fp: int) -> Candidate:

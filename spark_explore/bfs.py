@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import attrs
 
+from explorer.bfs import bound_reached
 from explorer.contract import Model, ModelFactory, Property
 from explorer.fingerprint import fingerprint
 from explorer.progress import ProgressPrinter, ProgressSnapshot
@@ -263,18 +264,7 @@ class _Search:
 
     def _bound_reached(self, depth: int, distinct: int) -> str | None:
         """Why the level at ``depth`` must not be expanded, or None (the local BFS's rule)."""
-        max_depth, max_states = self.options.max_depth, self.options.max_states
-        if max_depth is not None and depth >= max_depth:
-            return (
-                f"depth bound reached: states {depth} steps from an initial state were checked "
-                f"but not expanded (max_depth={max_depth})"
-            )
-        if max_states is not None and distinct >= max_states:
-            return (
-                f"state bound reached: {distinct} distinct states found, the last level "
-                f"was checked but not expanded (max_states={max_states})"
-            )
-        return None
+        return bound_reached(depth, distinct, self.options.max_depth, self.options.max_states)
 
     # -- one level ------------------------------------------------------------------------------
 
