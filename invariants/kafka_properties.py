@@ -338,6 +338,28 @@ def _live_brokers_host_replicas(scenario: Scenario) -> Check:
     return check
 
 
+@register("no_stray_logs_when_idle", ALWAYS, "quiescence",
+          "when the controller is idle, no live broker keeps a log of a partition whose topic ZooKeeper "
+          "no longer has (a deleted topic's log left on disk for good)")
+def _no_stray_logs(scenario: Scenario) -> Check:
+    """Once the controller is idle nothing will delete such a log: in ZooKeeper-mode Kafka a broker
+    keeps serving from disk only what LeaderAndIsr names, and nothing names a deleted topic."""
+
+    def check(s: ClusterState) -> dict[str, Any] | None:
+        if not quiescent(s):
+            return None
+        topics = {t for t, _ in s.zk.topics}
+        for b in s.brokers:
+            if not b.alive:
+                continue
+            for tp in b.logs:
+                if tp[0] not in topics:
+                    return {"broker": b.id, "log": _tp(tp), "broker_epoch": b.epoch}
+        return None
+
+    return check
+
+
 # ---------------------------------------------------------------------------------------------
 # sometimes: the scenario is not vacuous
 # ---------------------------------------------------------------------------------------------

@@ -47,8 +47,10 @@ PINNED: dict[str, Pinned] = {
         discoveries={"deletion_completes_only_when_all_replicas_succeeded": 5}),
     "racks": Pinned(Outcome.OK, distinct=14054, generated=35335, depth=29, queue=0, discoveries={
         "sometimes_leader_reelected": 4, "sometimes_deletion_retried": 14, "sometimes_deletion_completes": 18}),
-    "stale-deletion-response": Pinned(Outcome.VIOLATION, distinct=75757, generated=186415, depth=18, queue=5031,
-                                      discoveries={"deletion_completes_only_when_all_replicas_succeeded": 18}),
+    "stale-deletion-response": Pinned(Outcome.VIOLATION, distinct=6117, generated=13527, depth=13, queue=684,
+                                      discoveries={"deletion_completes_only_when_all_replicas_succeeded": 13}),
+    "stray-log-after-deletion": Pinned(Outcome.VIOLATION, distinct=64727, generated=162954, depth=19, queue=3624,
+                                       discoveries={"no_stray_logs_when_idle": 18}),
     "unclean-election": Pinned(Outcome.OK, distinct=1124, generated=2744, depth=13, queue=0,
                                discoveries={"sometimes_leader_reelected": 2}),
 }
