@@ -13,6 +13,8 @@ from typing import Any
 from explorer.contract import PropertyKind
 from invariants.registry import register
 from model.cluster import NO_LEADER, ClusterState
+from model.cluster import partition_name as _tp
+from model.cluster import replica_name as _replica
 from model.scenario import Scenario
 from model.states import ReplicaState, replica_table
 
@@ -22,14 +24,6 @@ ACTION_ALWAYS = PropertyKind.ACTION_ALWAYS
 ACTION_SOMETIMES = PropertyKind.ACTION_SOMETIMES
 
 Check = Callable[..., dict[str, Any] | None]
-
-
-def _tp(tp: tuple[str, int]) -> str:
-    return f"{tp[0]}-{tp[1]}"
-
-
-def _replica(r: tuple[str, int, int]) -> str:
-    return f"{r[0]}-{r[1]}@{r[2]}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -115,10 +109,8 @@ def _leader_in_isr(scenario: Scenario) -> Check:
           "every partition's ISR in ZooKeeper lists only brokers assigned to the partition")
 def _isr_subset(scenario: Scenario) -> Check:
     def check(s: ClusterState) -> dict[str, Any] | None:
-        topics = dict(s.zk.topics)
         for tp, lai in s.zk.partitions:
-            parts = topics.get(tp[0])
-            assigned = set(parts[tp[1]]) if parts is not None and tp[1] < len(parts) else set()
+            assigned = set(s.zk.replicas(tp) or ())
             extra = set(lai.isr) - assigned
             if extra:
                 return {"partition": _tp(tp), "isr": list(lai.isr), "assignment": sorted(assigned),
@@ -205,10 +197,8 @@ def _transitions_follow_table(scenario: Scenario) -> Check:
           "after every step the controller's cached assignments and leader/ISR equal what ZooKeeper holds")
 def _cache_matches_zk(scenario: Scenario) -> Check:
     def check(s: ClusterState) -> dict[str, Any] | None:
-        topics = dict(s.zk.topics)
         for tp, reps in s.controller.assignments:
-            parts = topics.get(tp[0])
-            in_zk = parts[tp[1]] if parts is not None and tp[1] < len(parts) else None
+            in_zk = s.zk.replicas(tp)
             if in_zk != reps:
                 return {"partition": _tp(tp), "controller_assignment": list(reps),
                         "zookeeper_assignment": None if in_zk is None else list(in_zk)}

@@ -154,6 +154,11 @@ class ZkState:
                 return reps
         return None
 
+    def replicas(self, tp: TopicPartition) -> tuple[int, ...] | None:
+        """The partition's assigned replicas in /brokers/topics, or None when it has none there."""
+        parts = self.topic_assignment(tp[0])
+        return parts[tp[1]] if parts is not None and 0 <= tp[1] < len(parts) else None
+
     def partition_state(self, tp: TopicPartition) -> LeaderAndIsr | None:
         for key, lai in self.partitions:
             if key == tp:
@@ -414,6 +419,16 @@ class Codec:
         requested = tuple(topics[nxt()] for _ in range(nxt()))
         return ClusterState(zk, controller, tuple(brokers), tuple(channels),
                             Budget(failures, errors, created, requested))
+
+
+def partition_name(tp: TopicPartition) -> str:
+    """Kafka's ``topic-partition`` spelling."""
+    return f"{tp[0]}-{tp[1]}"
+
+
+def replica_name(r: Replica) -> str:
+    """``topic-partition@broker``, the replica's name in kmc's reports."""
+    return f"{r[0]}-{r[1]}@{r[2]}"
 
 
 def sorted_items(d: dict[Any, Any]) -> tuple[tuple[Any, Any], ...]:

@@ -10,14 +10,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from model.cluster import ClusterState, LeaderAndIsr
-
-
-def _tp(tp: Any) -> str:
-    return f"{tp[0]}-{tp[1]}"
-
-
-def _replica(r: Any) -> str:
-    return f"{r[0]}-{r[1]}@{r[2]}"
+from model.cluster import partition_name as _tp
+from model.cluster import replica_name as _replica
 
 
 def _lai(lai: LeaderAndIsr | None) -> str:
