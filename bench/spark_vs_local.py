@@ -52,7 +52,7 @@ def factory_for(target: str) -> ModelFactory[Any, Any]:
         # workers rebuild the same model from them.
         return ModelFactory(KafkaControllerToy, CONFIGS[name])
     if kind == "kafka":
-        from explorer import kafka_compose
+        from kmc import compose as kafka_compose
 
         return kafka_compose.factory_for(kafka_compose.resolve_scenario(name))
     raise SystemExit(f"unknown target {target!r}: use toy-MC, toy-MC3, kafka-default, kafka-<scenario>")

@@ -1,7 +1,7 @@
 """The one place that builds a SparkSession for kmc.
 
 Every Spark entry point (``kmc explore --engine spark``, the ``spark-submit`` driver
-:mod:`spark_explore.main`, the tests and the benchmark) gets its session from :func:`build_session`,
+:mod:`kmc.spark_main`, the tests and the benchmark) gets its session from :func:`build_session`,
 so the settings measured on a 2-core machine live here once:
 
 * workers run the driver's own interpreter (``PYSPARK_PYTHON = sys.executable``); otherwise they

@@ -1,15 +1,16 @@
-"""The ``spark-submit`` equivalent of ``kmc explore --engine spark`` (``--print-spark-submit``).
+"""The ``spark-submit`` equivalent of a Spark exploration (``kmc explore --print-spark-submit``).
 
 On a YARN or Kubernetes cluster kmc does not start its own session: ``spark-submit`` starts the
-driver, here :mod:`spark_explore.main`, which runs the same ``kmc explore`` command. This module
-writes what that needs into one directory and returns the command line:
+driver, which runs the same ``kmc explore`` command. This module writes what that needs into one
+directory and returns the command line:
 
-* ``kmc-packages.zip``: kmc's packages (``model``, ``invariants``, ``explorer``,
-  ``spark_explore``, ``reports``) for ``--py-files``, so executors import the same code as the
-  driver; written deterministically (sorted entries, fixed timestamps);
-* ``main.py``: the driver entry point, a copy of :mod:`spark_explore.main`;
-* the scenario's TOML file, shipped with ``--files`` (a shipped scenario is copied out of the
-  package, since a scenario inside a zip cannot be opened as a file).
+* a zip of the packages the caller names, for ``--py-files``, so executors import the same code as
+  the driver; written deterministically (sorted entries, fixed timestamps);
+* ``main.py``: a copy of the caller's driver entry point;
+* the scenario file, shipped with ``--files``.
+
+It knows nothing of what the packages or the scenario contain: the composition root
+(:mod:`kmc.compose`) says which packages, which scenario file and which entry point.
 
 The run directory must be a path that the driver and every executor see alike (a shared volume):
 the levels are written by the executors and read back by the driver.
@@ -25,8 +26,6 @@ from pathlib import Path
 
 from spark_explore.session import write_quiet_log4j
 
-#: kmc's packages, shipped to the cluster as one zip.
-PACKAGES = ("model", "invariants", "explorer", "spark_explore", "reports")
 PACKAGE_ZIP = "kmc-packages.zip"
 ENTRY_POINT = "main.py"
 DEFAULT_SUBMIT_DIR = Path("kmc-spark-submit")
@@ -36,8 +35,8 @@ DEFAULT_RUN_ROOT = "/mnt/kmc-runs"
 _ZIP_TIME = (2020, 1, 1, 0, 0, 0)
 
 
-def package_zip(destination: Path, packages: Sequence[str] = PACKAGES) -> Path:
-    """Write kmc's packages (sources and package data, no caches) into a zip for ``--py-files``."""
+def package_zip(destination: Path, packages: Sequence[str]) -> Path:
+    """Write the packages (sources and package data, no caches) into a zip for ``--py-files``."""
     destination.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(destination, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for package in packages:
@@ -87,7 +86,9 @@ def master_options(master: str) -> list[str]:
 
 def spark_submit_arguments(
     *,
-    scenario: str,
+    scenario_file: Path,
+    entry_point: Path,
+    packages: Sequence[str],
     master: str = "yarn",
     conf: Mapping[str, str] | None = None,
     max_depth: int | None = None,
@@ -96,19 +97,19 @@ def spark_submit_arguments(
     run_root: str = DEFAULT_RUN_ROOT,
     spark_submit: str = "spark-submit",
 ) -> list[str]:
-    """Write the zip, the entry point and the scenario into ``submit_dir``; return the command line.
-
-    ``scenario`` is a shipped scenario's name or a TOML file, as for ``kmc explore``.
-    """
+    """Write the zip, the entry point and the scenario into ``submit_dir``; return the command line."""
     options, application = _submit_parts(
-        scenario, master, conf or {}, max_depth, max_states, submit_dir, run_root, spark_submit
+        scenario_file, entry_point, packages, master, conf or {}, max_depth, max_states, submit_dir, run_root,
+        spark_submit,
     )
     return [*options, *application]
 
 
 def spark_submit_command(
     *,
-    scenario: str,
+    scenario_file: Path,
+    entry_point: Path,
+    packages: Sequence[str],
     master: str = "yarn",
     conf: Mapping[str, str] | None = None,
     max_depth: int | None = None,
@@ -118,11 +119,12 @@ def spark_submit_command(
 ) -> str:
     """The command line of :func:`spark_submit_arguments` as shell text, with a note on what it needs."""
     options, application = _submit_parts(
-        scenario, master, conf or {}, max_depth, max_states, submit_dir, run_root, "spark-submit"
+        scenario_file, entry_point, packages, master, conf or {}, max_depth, max_states, submit_dir, run_root,
+        "spark-submit",
     )
     return "\n".join(
         [
-            f"# Wrote {submit_dir}/{PACKAGE_ZIP} (kmc's packages), {submit_dir}/{ENTRY_POINT} and the scenario.",
+            f"# Wrote {submit_dir}/{PACKAGE_ZIP} ({', '.join(packages)}), {submit_dir}/{ENTRY_POINT} and the scenario.",
             "# Driver and executors need Python 3.11 with pyspark, pyarrow, pandas and attrs (the driver",
             f"# also click, rich and jinja2); {run_root} must be mounted on the driver and every executor.",
             f"# Each run writes {run_root}/<run-id>/summary.json, report.txt and its level Parquet.",
@@ -132,7 +134,9 @@ def spark_submit_command(
 
 
 def _submit_parts(
-    scenario: str,
+    scenario: Path,
+    entry_point: Path,
+    packages: Sequence[str],
     master: str,
     conf: Mapping[str, str],
     max_depth: int | None,
@@ -146,9 +150,9 @@ def _submit_parts(
     for key, value in sorted(conf.items()):
         options += ["--conf", f"{key}={value}"]
     scenario_file = _copy_scenario(scenario, submit_dir)
-    archive = package_zip(submit_dir / PACKAGE_ZIP)
+    archive = package_zip(submit_dir / PACKAGE_ZIP, packages)
     entry = submit_dir / ENTRY_POINT
-    entry.write_text((_package_dir("spark_explore") / "main.py").read_text())
+    entry.write_text(entry_point.read_text())
     options += ["--py-files", str(archive), "--files", str(scenario_file)]
     if "cluster" not in master_options(master):
         # The driver runs here: keep Spark's start-up chatter out of the output, as kmc explore does.
@@ -174,17 +178,9 @@ def _option_lines(words: Sequence[str]) -> list[str]:
     return [" ".join(line) for line in lines]
 
 
-def _copy_scenario(scenario: str, submit_dir: Path) -> Path:
-    """The scenario as a TOML file in ``submit_dir``: a shipped one by name, or a copy of a file."""
+def _copy_scenario(scenario: Path, submit_dir: Path) -> Path:
+    """A copy of the scenario file in ``submit_dir``, shipped to the driver with ``--files``."""
     submit_dir.mkdir(parents=True, exist_ok=True)
-    path = Path(scenario)
-    if path.suffix == ".toml" and path.is_file():
-        text, name = path.read_text(), path.name
-    else:
-        shipped = _package_dir("model") / "scenarios" / f"{scenario}.toml"
-        if not shipped.is_file():
-            raise ValueError(f"{scenario!r} is neither a shipped scenario nor a .toml file; see `kmc scenarios`")
-        text, name = shipped.read_text(), shipped.name
-    target = submit_dir / name
-    target.write_text(text)
+    target = submit_dir / scenario.name
+    target.write_text(scenario.read_text())
     return target

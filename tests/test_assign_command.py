@@ -1,4 +1,4 @@
-"""``kmc assign`` (explorer/assign_command.py): output shapes, and bad input refused with exit status 2."""
+"""``kmc assign`` (kmc/commands/assign.py): output shapes, and bad input refused with exit status 2."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from explorer.assign_command import assign
 from explorer.results import Outcome
+from kmc.commands.assign import assign
 
 
 def run(*args: str):

@@ -1,4 +1,4 @@
-"""The ``kmc`` command line (explorer.cli.main) driven through click's test runner: exit statuses,
+"""The ``kmc`` command line (kmc.cli.main) driven through click's test runner: exit statuses,
 the JSON document on stdout, the run directory's files, and the listings."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 from click.testing import CliRunner, Result
 
-from explorer.cli import main
-from explorer.kafka_compose import shipped_scenarios
 from invariants.registry import all_specs
+from kmc.cli import main
+from kmc.compose import shipped_scenarios
 
 
 def kmc(*args: str) -> Result:

@@ -12,9 +12,9 @@ import pytest
 
 from explorer.bfs import run_bfs
 from explorer.contract import PropertyKind
-from explorer.kafka_compose import model_for, shipped_scenarios
 from explorer.results import Outcome
 from invariants.registry import GROUPS, all_specs, select
+from kmc.compose import model_for, shipped_scenarios
 from model.cluster import (
     BrokerState,
     ClusterState,

@@ -11,8 +11,8 @@ import attrs
 import pytest
 
 from explorer.bfs import run_bfs
-from explorer.kafka_compose import model_for, shipped_scenarios
 from explorer.results import Outcome
+from kmc.compose import model_for, shipped_scenarios
 from model.cluster import (
     NO_LEADER,
     ClusterState,

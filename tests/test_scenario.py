@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from explorer.cli import main
 from invariants.registry import select
+from kmc.cli import main
 from model.assignment import BrokerMetadata, assign_replicas_to_brokers
 from model.scenario import Bounds, ScenarioError, load_scenario, load_scenario_file
 

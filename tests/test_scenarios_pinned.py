@@ -14,9 +14,9 @@ import attrs
 import pytest
 
 from explorer.bfs import run_bfs
-from explorer.kafka_compose import model_for, resolve_scenario, shipped_scenarios
 from explorer.replay import replay
 from explorer.results import ExplorationResult, Outcome
+from kmc.compose import model_for, resolve_scenario, shipped_scenarios
 
 
 @attrs.frozen

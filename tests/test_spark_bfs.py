@@ -41,7 +41,7 @@ TOY_SMALL = ToyConfig(assignment=((1, 2),), brokers=2, max_crashes=1, max_shrink
 
 def kafka_factory(name: str) -> ModelFactory[Any, Any]:
     """The Kafka model of a shipped scenario, as the CLI builds it for Spark."""
-    from explorer import kafka_compose
+    from kmc import compose as kafka_compose
 
     return kafka_compose.factory_for(kafka_compose.resolve_scenario(name))
 
@@ -170,7 +170,7 @@ def test_toy_controller_mc_as_local_and_tlc(spark: Any, tmp_path: Path) -> None:
 
 
 def _shipped_scenarios() -> list[str]:
-    from explorer import kafka_compose
+    from kmc import compose as kafka_compose
 
     # default (191,086 states) runs in bench/spark_vs_local.py, which checks the engines agree.
     return sorted(name for name in kafka_compose.shipped_scenarios() if name != "default")
@@ -250,10 +250,10 @@ def test_resuming_a_finished_run_reports_it_again(spark: Any, tmp_path: Path) ->
     [("yarn", "client"), ("k8s://https://k8s.example:6443", "cluster"), ("spark://h:7077", "client")],
 )
 def test_spark_submit_line(master: str, deploy_mode: str, tmp_path: Path) -> None:
-    """The spark-submit line ships kmc's packages zipped and the scenario, and runs spark_explore/main.py."""
+    """The spark-submit line ships kmc's packages zipped and the scenario, and runs kmc/spark_main.py as main.py."""
     import zipfile
 
-    from spark_explore.submit import spark_submit_arguments
+    from kmc.compose import spark_submit_arguments
 
     command = spark_submit_arguments(
         scenario="delete-disabled", master=master, conf={"spark.executor.cores": "2"}, max_depth=4, submit_dir=tmp_path
@@ -263,7 +263,8 @@ def test_spark_submit_line(master: str, deploy_mode: str, tmp_path: Path) -> Non
     assert "spark.executor.cores=2" in command
     archive = Path(command[command.index("--py-files") + 1])
     names = set(zipfile.ZipFile(archive).namelist())
-    assert {"model/kafka_model.py", "explorer/expand.py", "spark_explore/level.py", "reports/__init__.py"} <= names
+    assert {"kmc/cli.py", "kmc/spark_main.py", "model/kafka_model.py", "explorer/expand.py", "spark_explore/level.py",
+            "reports/__init__.py"} <= names
     assert (
         Path(command[command.index("--files") + 1])
         .read_text()

@@ -157,7 +157,7 @@ def two_worker_cluster(tmp_path: Path) -> Iterator[StandaloneCluster]:
 def kmc_explore(*arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """``kmc explore`` in a subprocess, as a user runs it."""
     return subprocess.run(
-        [sys.executable, "-c", "from explorer.cli import main; main()", "explore", *arguments],
+        [sys.executable, "-c", "from kmc.cli import main; main()", "explore", *arguments],
         cwd=cwd,
         env=_environment(),
         capture_output=True,
@@ -206,7 +206,7 @@ def test_cli_on_a_standalone_cluster_matches_local(cluster: StandaloneCluster, t
 
 def test_spark_submit_line_runs_on_the_cluster(cluster: StandaloneCluster, tmp_path: Path) -> None:
     """The printed spark-submit line (zipped packages, shipped scenario, main.py) runs and matches local."""
-    from spark_explore.submit import spark_submit_arguments
+    from kmc.compose import spark_submit_arguments
 
     command = spark_submit_arguments(
         scenario=SCENARIO,
@@ -258,7 +258,7 @@ def test_losing_a_worker_mid_run_changes_nothing(two_worker_cluster: StandaloneC
 def test_resume_after_the_driver_is_killed(tmp_path: Path) -> None:
     """A driver killed mid-run (with its JVM) and resumed with --resume ends with the local BFS's results."""
     runs = tmp_path / "runs"
-    command = [sys.executable, "-c", "from explorer.cli import main; main()", "explore", VIOLATING_SCENARIO]
+    command = [sys.executable, "-c", "from kmc.cli import main; main()", "explore", VIOLATING_SCENARIO]
     command += ["--engine", "spark", "--master", "local[2]", "--out", str(runs)]
     log = (tmp_path / "killed.log").open("wb")
     driver = subprocess.Popen(command, cwd=tmp_path, env=_environment(), stdout=log, stderr=subprocess.STDOUT,

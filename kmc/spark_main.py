@@ -1,10 +1,10 @@
 """The ``spark-submit`` driver: ``kmc explore --engine spark`` on the master spark-submit was given.
 
 ``spark-submit … main.py SCENARIO.toml --out RUN_ROOT [--max-depth N] …`` takes the options of
-``kmc explore`` (see :mod:`spark_explore.submit`, which writes this command). The session is
-started first, from what spark-submit configured, so that the exploration reuses it; a scenario
-shipped with ``--files`` is found where Spark put it. The rest is the CLI, the one composition
-root that wires the Kafka model to an explorer.
+``kmc explore`` (:func:`kmc.compose.spark_submit_arguments` writes this command and ships this file
+as ``main.py``). The session is started first, from what spark-submit configured, so that the
+exploration reuses it; a scenario shipped with ``--files`` is found where Spark put it. The rest is
+the ``kmc`` command line, the one composition root.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         if args and not args[0].startswith("-"):
             args[0] = _shipped_file(args[0])
-        from explorer.cli import main as kmc
+        from kmc.cli import main as kmc
 
         kmc(["explore", *args, "--engine", "spark"], prog_name="kmc")
     finally:

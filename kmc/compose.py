@@ -1,0 +1,98 @@
+"""Wiring a scenario, the Kafka model, its properties and an explorer together.
+
+The composition root's one recipe: a scenario (shipped by name or a TOML file) becomes a
+:class:`~model.kafka_model.KafkaControllerModel` with the properties the scenario selects.
+:func:`build_kafka_model` is also what Spark workers call to rebuild the model from the scenario's
+TOML text (see :class:`explorer.contract.ModelFactory`), and :func:`spark_submit_arguments` gives
+``spark-submit`` the packages, the scenario file and the driver (:mod:`kmc.spark_main`) it needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+
+from explorer.contract import ModelFactory
+from invariants.registry import select
+from model.kafka_model import KafkaControllerModel
+from model.scenario import Scenario, ScenarioError, load_scenario, load_scenario_file
+from spark_explore import submit
+
+DEFAULT_SCENARIO = "default"
+
+#: kmc's packages, shipped to a Spark cluster as one zip (``--py-files``).
+PACKAGES = ("kmc", "model", "invariants", "explorer", "spark_explore", "reports")
+
+
+def shipped_scenarios() -> dict[str, Path]:
+    """Scenario name -> path of the TOML files that ship in ``model/scenarios``."""
+    folder = resources.files("model") / "scenarios"
+    return {Path(str(p)).stem: Path(str(p)) for p in folder.iterdir() if str(p).endswith(".toml")}
+
+
+def scenario_file(name_or_path: str | None) -> Path:
+    """The TOML file of a shipped scenario (by name) or of a path (``default`` when None)."""
+    target = name_or_path or DEFAULT_SCENARIO
+    shipped = shipped_scenarios()
+    if target in shipped:
+        return shipped[target]
+    path = Path(target)
+    if path.suffix != ".toml" and not path.exists():
+        raise ScenarioError(f"{target!r} is neither a shipped scenario ({', '.join(sorted(shipped))}) "
+                            "nor a .toml file; give one of those names or a path.")
+    return path
+
+
+def resolve_scenario(name_or_path: str | None) -> Scenario:
+    """A shipped scenario by name (``default``, ``racks``, …) or a TOML file by path, loaded and validated."""
+    return load_scenario_file(scenario_file(name_or_path))
+
+
+def build_kafka_model(toml_text: str) -> KafkaControllerModel:
+    """The Kafka model with the scenario's selected properties, from the scenario's TOML text."""
+    return model_for(load_scenario(toml_text))
+
+
+def model_for(scenario: Scenario) -> KafkaControllerModel:
+    return KafkaControllerModel(scenario, select(scenario))
+
+
+def factory_for(scenario: Scenario) -> ModelFactory[object, object]:
+    return ModelFactory(build_kafka_model, scenario.source)
+
+
+def _driver_entry_point() -> Path:
+    return Path(str(resources.files("kmc") / "spark_main.py"))
+
+
+def spark_submit_arguments(
+    *,
+    scenario: str,
+    master: str = "yarn",
+    conf: Mapping[str, str] | None = None,
+    max_depth: int | None = None,
+    max_states: int | None = None,
+    submit_dir: Path = submit.DEFAULT_SUBMIT_DIR,
+    run_root: str = submit.DEFAULT_RUN_ROOT,
+    spark_submit: str = "spark-submit",
+) -> list[str]:
+    """``kmc explore SCENARIO --engine spark`` as a ``spark-submit`` command line (files written to ``submit_dir``)."""
+    return submit.spark_submit_arguments(
+        scenario_file=scenario_file(scenario), entry_point=_driver_entry_point(), packages=PACKAGES,
+        master=master, conf=conf, max_depth=max_depth, max_states=max_states, submit_dir=submit_dir,
+        run_root=run_root, spark_submit=spark_submit)
+
+
+def spark_submit_command(
+    *,
+    scenario: str,
+    master: str = "yarn",
+    conf: Mapping[str, str] | None = None,
+    max_depth: int | None = None,
+    max_states: int | None = None,
+) -> str:
+    """The command line of :func:`spark_submit_arguments` as shell text, with a note on what it needs."""
+    return submit.spark_submit_command(
+        scenario_file=scenario_file(scenario), entry_point=_driver_entry_point(), packages=PACKAGES,
+        master=master, conf=conf, max_depth=max_depth, max_states=max_states)
