@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -66,6 +67,40 @@ BUGS: Mapping[str, BugSwitch] = {
 
 class ScenarioError(ValueError):
     """A scenario that cannot be explored; the message is one sentence naming the fix."""
+
+
+#: ``Topic.MAX_NAME_LENGTH`` (clients/src/main/java/org/apache/kafka/common/internals/Topic.java, 2.3.0).
+TOPIC_NAME_MAX_LENGTH = 249
+_LEGAL_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]+")
+
+
+def shown(text: str, limit: int = 60) -> str:
+    """``text`` as it can be printed on one line of a message: control characters escaped, long text cut."""
+    escaped = text.encode("unicode_escape").decode("ascii") if not text.isprintable() else text
+    return escaped if len(escaped) <= limit else f"{escaped[:limit]}…"
+
+
+def validate_topic_name(name: str) -> None:
+    """Kafka's ``Topic.validate`` (clients …/common/internals/Topic.java, 2.3.0), with Kafka's sentences.
+
+    Kafka refuses an empty name, ``.`` and ``..``, names over 249 characters and any character other
+    than ASCII letters, digits, ``.``, ``_`` and ``-``; so does a scenario, before a name can reach a
+    report or a file name.
+    """
+    if not name:
+        problem = "Topic name is illegal, it can't be empty"
+    elif name in (".", ".."):
+        problem = 'Topic name cannot be "." or ".."'
+    elif len(name) > TOPIC_NAME_MAX_LENGTH:
+        problem = (f"Topic name is illegal, it can't be longer than {TOPIC_NAME_MAX_LENGTH} characters, "
+                   f"topic name: {shown(name)}")
+    elif not _LEGAL_TOPIC_NAME.fullmatch(name):
+        problem = (f'Topic name "{shown(name)}" is illegal, it contains a character other than ASCII '
+                   "alphanumerics, '.', '_' and '-'")
+    else:
+        return
+    raise ScenarioError(f"Kafka refuses the topic name '{shown(name)}' (InvalidTopicException: {problem}); "
+                        "use only ASCII letters, digits, '.', '_' and '-', at most 249 characters.")
 
 
 @attrs.frozen
@@ -274,8 +309,9 @@ def _topic(raw: Any, index: int, brokers: Sequence[Broker]) -> Topic:
         raise ScenarioError(f"{where} must be a table.")
     _check_keys(raw, _TOPIC_KEYS, where)
     name = raw.get("name")
-    if not isinstance(name, str) or not name:
+    if not isinstance(name, str):
         raise ScenarioError(f"{where} needs a name = \"...\".")
+    validate_topic_name(name)
     where = f"topic {name!r}"
     created = raw.get("created", "initially")
     if created not in ("initially", "by_admin"):

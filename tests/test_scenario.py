@@ -59,6 +59,21 @@ BAD_SCENARIOS = [
     ("negative-stop-replica-errors", GOOD + "[bounds]\nstop_replica_errors = -2\n",
      ["[bounds]", "stop_replica_errors = -2"]),
     ("no-topics", BROKERS, ["[[topics]]"]),
+    # Kafka's Topic.validate: the name reaches reports and file names only once Kafka would accept it.
+    ("topic-name-script", BROKERS + '[[topics]]\nname = "<script>alert(1)</script>"\nreplicas = [[0]]\n',
+     ["'<script>alert(1)</script>'", "InvalidTopicException", "contains a character other than ASCII alphanumerics"]),
+    ("topic-name-space", BROKERS + '[[topics]]\nname = "bad topic name!"\nreplicas = [[0]]\n',
+     ["'bad topic name!'", "InvalidTopicException", "is illegal"]),
+    ("topic-name-newline", BROKERS + '[[topics]]\nname = "t\\nNo error has been found."\nreplicas = [[0]]\n',
+     ["'t\\nNo error has been found.'", "InvalidTopicException"]),
+    ("topic-name-empty", BROKERS + '[[topics]]\nname = ""\nreplicas = [[0]]\n',
+     ["InvalidTopicException", "it can't be empty"]),
+    ("topic-name-dot", BROKERS + '[[topics]]\nname = "."\nreplicas = [[0]]\n',
+     ["'.'", 'Topic name cannot be "." or ".."']),
+    ("topic-name-dotdot", BROKERS + '[[topics]]\nname = ".."\nreplicas = [[0]]\n',
+     ["'..'", 'Topic name cannot be "." or ".."']),
+    ("topic-name-250", BROKERS + f'[[topics]]\nname = "{"x" * 250}"\nreplicas = [[0]]\n',
+     ["InvalidTopicException", "it can't be longer than 249 characters"]),
 ]
 
 
