@@ -1,13 +1,12 @@
 """``kmc explore``: the breadth-first search of a scenario's whole state space, locally or on Spark.
 
 Resolves the scenario, builds the Kafka model with its selected properties (:mod:`kmc.compose`),
-runs the chosen engine, replays each discovery into a trace, writes ``summary.json`` and
-``report.txt`` into the run directory and exits with the outcome's status.
+runs the chosen engine, then hands the result to :func:`kmc.outputs.finish_run` (traces replayed, run
+files written, result printed, exit status).
 """
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from collections.abc import Mapping
@@ -18,7 +17,8 @@ import click
 
 from explorer.results import ExplorationResult
 from kmc import compose
-from kmc.common import UsageProblem, fail, new_run_dir, write_atomically
+from kmc.common import UsageProblem, fail, new_run_dir
+from kmc.outputs import finish_run, scenario_facts
 from model.scenario import Scenario, ScenarioError
 
 ENGINES = ("spark", "local")
@@ -73,26 +73,12 @@ def explore(scenario: str | None, engine: str, master: str | None, conf: tuple[s
     started = time.time()
     result = _run(engine, sc, model, run_dir, master, spark_conf, resume is not None, max_depth, max_states,
                   spark_ui)
-    traces = _replay_all(model, result)
     extra = {
-        "scenario": {"name": sc.name, "digest": sc.digest, "kafka_version": f"{sc.version[0]}.{sc.version[1]}",
-                     "bugs": sorted(sc.bugs)},
+        "scenario": scenario_facts(sc),
         "master": result.details.get("master") if engine == "spark" else None,
         "run_dir": str(run_dir),
     }
-    from reports.json_report import render_json
-    from reports.text import render_text
-
-    document = render_json(result, traces, extra)
-    text = render_text(result, traces)
-    write_atomically(run_dir / "summary.json", json.dumps(document, indent=2) + "\n")
-    write_atomically(run_dir / "report.txt", text)
-    if fmt == "json":
-        click.echo(json.dumps(document, indent=2))
-    else:
-        click.echo(text, nl=not text.endswith("\n"))
-        click.echo(f"Reports written to {run_dir} ({time.time() - started:.1f} s).")
-    sys.exit(result.exit_code)
+    finish_run(model, result, run_dir, extra, fmt, started)
 
 
 def _run(engine: str, sc: Scenario, model: Any, run_dir: Path, master: str | None, conf: Mapping[str, str],
@@ -113,9 +99,3 @@ def _run(engine: str, sc: Scenario, model: Any, run_dir: Path, master: str | Non
         return run_spark_bfs(compose.factory_for(sc), options)
     except SparkExploreError as e:
         fail(str(e))
-
-
-def _replay_all(model: Any, result: ExplorationResult) -> dict[str, Any]:
-    from explorer.replay import replay
-
-    return {d.property: replay(model, d) for d in result.discoveries}
