@@ -9,6 +9,12 @@ The contract follows Stateright's ``Model`` trait: initial states, the enabled a
 a deterministic order, the successor of a state under an action, named properties, and a boundary.
 On top of that, states must be convertible to canonical bytes (for stable fingerprints and so that
 Spark workers, which are other processes, can ship them) and back.
+
+One method is optional (explorers never call it; replay does, for the reports): ``state_view(state,
+prev=None, action=None)`` returns a :data:`StateView`, the state as JSON-native data in a generic
+shape that renderers draw without knowing the model (tables of cells, lanes and the messages
+between them, log lines), and, given the previous state and the action, what the step did. A
+model without it gets :func:`explorer.replay.view_of`'s default: the action's description only.
 """
 
 from __future__ import annotations
@@ -24,6 +30,23 @@ A = TypeVar("A")
 
 #: Evidence a property returns: JSON-able data naming what failed (partition, brokers, states...).
 Evidence = Mapping[str, Any]
+
+
+#: A state's structured view (the optional ``Model.state_view``), JSON-native (str keys, lists, ints,
+#: strings, bools, None), with these keys, each optional:
+#:
+#: * ``title`` (str, steps only): one sentence naming what the step did, in the model's vocabulary;
+#: * ``phase`` (str, steps only): where the step is in a longer procedure of the model, or "";
+#: * ``actor`` (str, steps only): the id of the lane that acts;
+#: * ``tables``: a list of ``{"id", "title", "summary": bool, "columns": [{"id", "title"}],
+#:   "rows": [{"key": str, "cells": {column id: value}}]}``; a cell is an int, str, bool, None, a
+#:   list of those or a mapping of str to those; ``summary`` tables make a report's step table (one
+#:   column per row key and column; a table whose only row has key "" gives one column per column);
+#: * ``lanes``: ``[{"id", "title", "subtitle"}]``, the participants of a sequence diagram, in order;
+#: * ``messages`` (steps only): ``[{"from", "to", "label", "kind"}]`` between lanes, in order; kind is
+#:   ``request``, ``response``, ``write``, ``watch`` or ``note`` (``from == to``: a note on a lane);
+#: * ``log`` (steps only): ``[{"logger", "line"}]``, what the system's own logs would have said.
+StateView = Mapping[str, Any]
 
 
 class PropertyKind(enum.Enum):

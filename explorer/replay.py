@@ -9,16 +9,20 @@ loudly with :class:`ReplayError`.
 
 :func:`run_actions` and :func:`describe_trace` serve explorers that record a walk as an initial
 state index and action indices (simulation, Hypothesis) rather than a fingerprint path.
+
+Each step also carries the model's structured view of it (:data:`~explorer.contract.StateView`,
+see :func:`view_of`), which the Markdown, HTML and ITF reports draw. :class:`Walk` is what a replay
+script (``replay_<property>.py`` in a run's bundle) drives: actions named as the report names them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
 
-from explorer.contract import Model
+from explorer.contract import Evidence, Model, StateView
 from explorer.fingerprint import fingerprint
 from explorer.results import Discovery
 
@@ -40,6 +44,7 @@ class TraceStep:
     action_name: str  # the action's family, e.g. "BrokerFailure"
     changes: tuple[str, ...]
     fingerprint: int
+    view: StateView = attrs.field(factory=dict, hash=False)  # the model's view of the step (view_of)
 
 
 @attrs.frozen
@@ -49,6 +54,7 @@ class Trace:
     initial: tuple[str, ...]
     initial_fingerprint: int
     steps: tuple[TraceStep, ...]
+    initial_view: StateView = attrs.field(factory=dict, hash=False)
 
     @property
     def fingerprints(self) -> tuple[int, ...]:
@@ -108,13 +114,24 @@ def describe_trace(model: Model[Any, Any], states: Sequence[Any], action_indices
                 action_name=model.action_name(action),
                 changes=tuple(model.describe_changes(prev, next_)),
                 fingerprint=fingerprint(model.encode(next_)),
+                view=view_of(model, next_, prev, action),
             )
         )
     return Trace(
         initial=tuple(describe_state(model, states[0])),
         initial_fingerprint=fingerprint(model.encode(states[0])),
         steps=tuple(steps),
+        initial_view=view_of(model, states[0]),
     )
+
+
+def view_of(model: Model[Any, Any], state: Any, prev: Any = None, action: Any = None) -> StateView:
+    """The model's ``state_view`` of ``state`` (reached from ``prev`` by ``action`` when given) when it
+    has one (it is optional), otherwise the default: a step's title is the action's description."""
+    view = getattr(model, "state_view", None)
+    if view is not None:
+        return dict(view(state, prev, action))
+    return {} if action is None else {"title": model.describe_action(action)}
 
 
 def describe_state(model: Model[Any, Any], state: Any) -> Sequence[str]:
@@ -122,6 +139,53 @@ def describe_state(model: Model[Any, Any], state: Any) -> Sequence[str]:
     part of the contract), otherwise the state's ``repr``."""
     describe = getattr(model, "describe_state", None)
     return describe(state) if describe is not None else [repr(state)]
+
+
+class Walk:
+    """A walk through a model, one named action at a time, as a replay script reads.
+
+    ``take("BrokerFailure(broker=1)")`` takes the enabled action whose description
+    (``model.describe_action``) is that text; ``check(name)`` runs the named property on the last
+    state (or, for a transition property, on the last step) and returns its evidence or None.
+    """
+
+    def __init__(self, model: Model[Any, Any], initial_index: int = 0) -> None:
+        self.model = model
+        self.states = run_actions(model, initial_index, ())
+        self.actions: list[Any] = []
+
+    @property
+    def state(self) -> Any:
+        return self.states[-1]
+
+    @property
+    def fingerprint(self) -> int:
+        return fingerprint(self.model.encode(self.state))
+
+    def take(self, description: str) -> Any:
+        enabled = self.model.actions(self.state)
+        for action in enabled:
+            if self.model.describe_action(action) == description:
+                successor = self.model.next_state(self.state, action)
+                if successor is None:
+                    break
+                self.actions.append(action)
+                self.states.append(successor)
+                return successor
+        named = ", ".join(self.model.describe_action(a) for a in enabled)
+        raise ReplayError(f"Step {len(self.actions) + 1}: {description} is not enabled (enabled: {named}); "
+                          "the model changed since the report was written, or " + _USUAL_CAUSES + ".")
+
+    def check(self, property_name: str) -> Evidence | None:
+        by_name: Mapping[str, Any] = {p.name: p for p in self.model.properties()}
+        if property_name not in by_name:
+            raise ReplayError(f"The model has no property {property_name!r}; it has {', '.join(sorted(by_name))}.")
+        prop = by_name[property_name]
+        if prop.kind.on_transition:
+            if not self.actions:
+                raise ReplayError(f"{property_name} is checked on a step; take an action first.")
+            return prop.check(self.states[-2], self.actions[-1], self.states[-1])
+        return prop.check(self.state)
 
 
 def _initial_state_with(model: Model[Any, Any], fp: int) -> Any:

@@ -26,7 +26,7 @@ import attrs
 
 from explorer.contract import Evidence, PropertyKind
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: trace steps carry the model's view, the summary lists the bundle's files
 
 
 class Outcome(enum.Enum):

@@ -1,8 +1,10 @@
-"""The end of every run: discoveries replayed into traces, run files written, the result printed.
+"""The end of every run: discoveries replayed into traces, the run's bundle written, the result printed.
 
-Every exploring command (``kmc explore`` today; ``simulate`` and the others as they arrive) ends
-with :func:`finish_run`, so they all write the same files from the one result structure and map
-the outcome to the same exit status.
+Every exploring command (``kmc explore``, ``kmc simulate``) ends with :func:`finish_run`, so they all
+write the same bundle from the one result structure (:mod:`reports.bundle`: ``summary.json``,
+``report.txt``, ``report.md``, ``report.html``, per counterexample an ITF trace and a replay
+script) and map the outcome to the same exit status. ``kmc report`` re-renders a bundle from its
+``summary.json`` with :func:`rerender`.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -26,7 +28,24 @@ from model.scenario import Scenario
 def scenario_facts(sc: Scenario) -> dict[str, Any]:
     """What a run's files say about its scenario."""
     return {"name": sc.name, "digest": sc.digest, "kafka_version": f"{sc.version[0]}.{sc.version[1]}",
-            "bugs": sorted(sc.bugs)}
+            "bugs": sorted(sc.bugs), "description": sc.description}
+
+
+def model_facts(model: Model[Any, Any]) -> dict[str, Any]:
+    """What a run's files say about the model: the properties checked and, for the Kafka model, the
+    factory a replay script rebuilds it with (kmc's builder and the scenario's TOML text)."""
+    facts: dict[str, Any] = {
+        "properties": [{"name": p.name, "kind": p.kind.value, "description": p.description}
+                       for p in model.properties()],
+    }
+    scenario = getattr(model, "scenario", None)
+    if isinstance(scenario, Scenario):
+        from kmc import compose
+
+        factory = compose.factory_for(scenario)
+        facts["model_factory"] = {"module": factory.build.__module__, "name": factory.build.__qualname__,
+                                  "argument": factory.argument}
+    return facts
 
 
 def replay_all(model: Model[Any, Any], result: ExplorationResult) -> dict[str, Trace]:
@@ -36,27 +55,40 @@ def replay_all(model: Model[Any, Any], result: ExplorationResult) -> dict[str, T
 
 def write_run_files(run_dir: Path, result: ExplorationResult, traces: Mapping[str, Trace],
                     extra: Mapping[str, Any]) -> dict[str, Any]:
-    """Write ``summary.json`` and ``report.txt`` into ``run_dir``; return the JSON document."""
+    """Write the run's bundle into ``run_dir``; return the JSON document (``summary.json``)."""
     from reports.json_report import render_json
-    from reports.text import render_text
 
     document = render_json(result, traces, extra)
-    write_atomically(run_dir / "summary.json", json.dumps(document, indent=2) + "\n")
-    write_atomically(run_dir / "report.txt", render_text(result, traces))
-    return document
+    files = write_bundle(run_dir, document)
+    return json.loads(files["summary.json"])
+
+
+def write_bundle(run_dir: Path, document: Mapping[str, Any], formats: Iterable[str] | None = None) -> dict[str, str]:
+    """Render the bundle's files (all, or those of ``formats``) from ``document`` and write them."""
+    from reports.bundle import bundle_files
+
+    files = bundle_files(document) if formats is None else bundle_files(document, tuple(formats))
+    for name, text in files.items():
+        write_atomically(run_dir / name, text)
+    return files
 
 
 def finish_run(model: Model[Any, Any], result: ExplorationResult, run_dir: Path, extra: Mapping[str, Any],
-               fmt: str, started: float) -> NoReturn:
-    """Replay, write the run files, print the result (``text`` or ``json``) and exit with its status."""
+               fmt: str, started: float, *, difftrace: bool = False) -> NoReturn:
+    """Replay, write the bundle, print the result (``text`` or ``json``; ``difftrace``: steps show only
+    what changed) and exit with its status."""
+    from reports.bundle import load_document
     from reports.text import render_text
 
     traces = replay_all(model, result)
-    document = write_run_files(run_dir, result, traces, extra)
+    document = write_run_files(run_dir, result, traces, {**model_facts(model), **extra})
     if fmt == "json":
         click.echo(json.dumps(document, indent=2))
     else:
-        text = render_text(result, traces)
+        loaded, loaded_traces, facts = load_document(document)
+        text = render_text(loaded, loaded_traces, facts, difftrace=difftrace)
         click.echo(text, nl=not text.endswith("\n"))
-        click.echo(f"Reports written to {run_dir} ({time.time() - started:.1f} s).")
+        html = run_dir / "report.html"
+        click.echo(f"Reports written to {run_dir} ({time.time() - started:.1f} s): {html} and "
+                   f"{len(document['files']) - 1} more files.")
     sys.exit(result.exit_code)

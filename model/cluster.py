@@ -68,6 +68,9 @@ class ControllerEvent:
     broker: int = -1  # for StopReplica responses: the replica's broker
     partition: TopicPartition = ("", -1)  # for StopReplica responses
     error: bool = False  # for StopReplica responses: an error code other than NONE
+    # For StopReplica responses, the epoch of the broker incarnation that answered: a report's
+    # annotation (Kafka's response carries none), not part of the state (not encoded or compared).
+    broker_epoch: int = attrs.field(default=-1, eq=False)
 
     def describe(self) -> str:
         if self.kind is EventKind.TopicDeletionStopReplicaResponseReceived:

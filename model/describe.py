@@ -33,10 +33,10 @@ def _diff_map(label: str, old: Iterable[tuple[Any, Any]], new: Iterable[tuple[An
 def _diff_set(label: str, old: Iterable[Any], new: Iterable[Any], fmt: Any = str) -> list[str]:
     a, b = set(old), set(new)
     lines = []
-    if b - a:
-        lines.append(f"{label} += {sorted(fmt(x) for x in b - a)}")
+    if b - a:  # sorted by value (broker ids as numbers), printed without quotes
+        lines.append(f"{label} += [{', '.join(fmt(x) for x in sorted(b - a))}]")
     if a - b:
-        lines.append(f"{label} -= {sorted(fmt(x) for x in a - b)}")
+        lines.append(f"{label} -= [{', '.join(fmt(x) for x in sorted(a - b))}]")
     return lines
 
 

@@ -64,7 +64,7 @@ def broker_apply_request(step: Step, broker: int, *, storage_error: bool = False
         # The deletion callback: TopicDeletionStopReplicaResponseReceived joins the event queue.
         for tp in request.partitions:
             step.events.append(ControllerEvent(EventKind.TopicDeletionStopReplicaResponseReceived,
-                                               broker, tp, bool(stale) or storage_error))
+                                               broker, tp, bool(stale) or storage_error, b.epoch))
     return request
 
 

@@ -142,6 +142,12 @@ class KafkaControllerModel:
 
         return describe_state(state)
 
+    def state_view(self, state: ClusterState, prev: ClusterState | None = None, action: Action | None = None) -> dict:
+        """The optional contract method: the state (and the step) as data for the reports (model/view.py)."""
+        from model.view import state_view
+
+        return state_view(self.scenario, state, prev, action)
+
 
 def initial_state(scenario: Scenario) -> ClusterState:
     registered = tuple((b.id, 1) for b in sorted(scenario.brokers, key=lambda b: b.id))

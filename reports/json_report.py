@@ -1,9 +1,9 @@
 """The JSON report: one schema-versioned document per run (``summary.json``).
 
-It holds what :class:`~explorer.results.ExplorationResult` holds, plus the replayed traces, in
-plain JSON types: fingerprints are ints, sets and tuples become lists, enums their values. Nothing
-is recomputed here; numbers derived from the statistics (states per second, the collision
-estimate) are the ones :class:`~explorer.results.Statistics` defines.
+It holds what :class:`~explorer.results.ExplorationResult` holds, plus the replayed traces (each
+step with the model's view of it), in plain JSON types: fingerprints are ints, sets and tuples
+become lists, enums their values. Nothing is recomputed here; numbers derived from the statistics
+(states per second, the collision estimate) are the ones :class:`~explorer.results.Statistics` defines.
 """
 
 from __future__ import annotations
@@ -85,6 +85,7 @@ def _discovery(discovery: Discovery, trace: Trace | None) -> dict[str, Any]:
         "trace_length": discovery.trace_length,
         "evidence": jsonable(discovery.evidence),
         "initial_state": None if trace is None else list(trace.initial),
+        "initial_view": None if trace is None else jsonable(trace.initial_view),
         "trace": None
         if trace is None
         else [
@@ -93,6 +94,7 @@ def _discovery(discovery: Discovery, trace: Trace | None) -> dict[str, Any]:
                 "action_name": step.action_name,
                 "changes": list(step.changes),
                 "fingerprint": step.fingerprint,
+                "view": jsonable(step.view),
             }
             for step in trace.steps
         ],

@@ -1,20 +1,25 @@
-"""The plain-text report, in TLC's console vocabulary.
+"""The plain-text report, in TLC's console vocabulary (``report.txt`` and what ``kmc explore`` prints).
 
 It renders an :class:`~explorer.results.ExplorationResult` and the replayed traces of its
-discoveries: the outcome, each discovery (a headline, the evidence, the trace step by step), the
-warnings for sometimes properties never satisfied, the closing statistics, per-action coverage
-and the per-level table. Nothing is recomputed here.
+discoveries: the outcome, the scenario and the properties checked, then each discovery, violations
+first (a headline, the evidence, the trace step by step, each step headed by what it did: the
+event processed or the request applied, with broker epochs), the warnings for sometimes properties
+never satisfied, the closing statistics, per-action coverage and the per-level table. A step lists
+the fields it changed and, unless ``difftrace``, the summary tables of the state it reached (TLC
+prints whole states; ``-difftrace`` only what changed). Nothing is recomputed here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import textwrap
+from collections.abc import Mapping
 from typing import Any
 
 from explorer.contract import PropertyKind
 from explorer.progress import final_statistics_lines
 from explorer.replay import Trace
 from explorer.results import Discovery, ExplorationResult, Outcome
+from reports.common import KIND_WORDS, RunFacts, format_value, ordered_discoveries, step_title, view_tables
 
 _HEADLINES = {
     PropertyKind.ALWAYS: "Error: Invariant {name} is violated.",
@@ -24,13 +29,16 @@ _HEADLINES = {
 }
 
 
-def render_text(result: ExplorationResult, traces: Mapping[str, Trace]) -> str:
+def render_text(result: ExplorationResult, traces: Mapping[str, Trace], facts: RunFacts | None = None, *,
+                difftrace: bool = False) -> str:
     """The report of ``result``; ``traces`` maps a property name to the replayed trace of its
-    discovery."""
-    lines = [f"Outcome: {result.outcome.value} (exit code {result.exit_code}), engine {result.engine}.", ""]
-    lines += _outcome_lines(result)
-    for discovery in result.discoveries:
-        lines += ["", *_discovery_lines(discovery, traces.get(discovery.property))]
+    discovery; ``facts`` names the scenario and the properties checked."""
+    facts = facts or RunFacts()
+    lines = [f"Outcome: {result.outcome.value} (exit code {result.exit_code}), engine {result.engine}."]
+    lines += _facts_lines(facts)
+    lines += ["", *_outcome_lines(result)]
+    for discovery in ordered_discoveries(result):
+        lines += ["", *_discovery_lines(discovery, traces.get(discovery.property), difftrace)]
     if result.never_found:
         lines.append("")
         lines += [
@@ -41,6 +49,21 @@ def render_text(result: ExplorationResult, traces: Mapping[str, Trace]) -> str:
     lines += ["", *_coverage_lines(result)]
     lines += ["", *_level_lines(result)]
     return "\n".join(lines) + "\n"
+
+
+def _facts_lines(facts: RunFacts) -> list[str]:
+    lines = []
+    if facts.scenario_name:
+        version = f" (Kafka {facts.kafka_version})" if facts.kafka_version else ""
+        bugs = f", bug switches: {', '.join(facts.bugs)}" if facts.bugs else ""
+        lines.append(f"Scenario: {facts.scenario_name}{version}{bugs}.")
+        if facts.scenario_description:
+            lines += textwrap.wrap(" ".join(facts.scenario_description.split()), 100, initial_indent="  ",
+                                   subsequent_indent="  ")
+    if facts.properties:
+        lines.append("Properties checked: " + ", ".join(f"{p.name} ({KIND_WORDS.get(p.kind, p.kind)})"
+                                                        for p in facts.properties) + ".")
+    return lines
 
 
 def _outcome_lines(result: ExplorationResult) -> list[str]:
@@ -54,7 +77,7 @@ def _outcome_lines(result: ExplorationResult) -> list[str]:
     return [f"Bad input: {result.reason}"]
 
 
-def _discovery_lines(discovery: Discovery, trace: Trace | None) -> list[str]:
+def _discovery_lines(discovery: Discovery, trace: Trace | None, difftrace: bool) -> list[str]:
     steps = "step" if discovery.trace_length == 1 else "steps"
     lines = [
         _HEADLINES[discovery.kind].format(name=discovery.property),
@@ -64,11 +87,31 @@ def _discovery_lines(discovery: Discovery, trace: Trace | None) -> list[str]:
     ]
     if trace is None:
         return [*lines, "(no trace: the discovery was not replayed)"]
-    lines.append(f"State 0 (initial): fingerprint {trace.initial_fingerprint}")
+    lines.append("State 0 (initial):")
     lines += [f"  {line}" for line in trace.initial]
+    if not difftrace:
+        lines += _state_lines(trace.initial_view, summary_only=False)
     for number, step in enumerate(trace.steps, 1):
-        lines.append(f"Step {number}: {step.action}  (fingerprint {step.fingerprint})")
+        title = step_title(step.action, step.view)
+        lines.append(f"Step {number}: {step.action}" + (f": {title}" if title != step.action else ""))
+        if step.view.get("phase"):
+            lines.append(f"  phase: {step.view['phase']}")
         lines += [f"  {change}" for change in step.changes] or ["  (no field changed)"]
+        if not difftrace:
+            lines += _state_lines(step.view)
+    return lines
+
+
+def _state_lines(view: Mapping[str, Any], *, summary_only: bool = True) -> list[str]:
+    """The (summary) tables of a state, one line per row (``| t-0: leader = 0 | leader epoch = 1 | ...``)."""
+    lines = []
+    for table in view_tables(view):
+        if summary_only and not table.get("summary"):
+            continue
+        titles = {c["id"]: c["title"] for c in table.get("columns", ())}
+        for row in table.get("rows", ()):
+            cells = " | ".join(f"{titles.get(k, k)} = {format_value(v)}" for k, v in row.get("cells", {}).items())
+            lines.append(f"  | {row['key'] or table['title']}: {cells}")
     return lines
 
 
@@ -104,6 +147,6 @@ def _value(value: Any) -> str:
         return "{" + ", ".join(f"{k}: {_value(v)}" for k, v in value.items()) + "}"
     if isinstance(value, set | frozenset):
         return "{" + ", ".join(sorted(_value(v) for v in value)) + "}"
-    if isinstance(value, Iterable):
+    if isinstance(value, list | tuple):
         return "[" + ", ".join(_value(v) for v in value) + "]"
     return str(value)

@@ -1,0 +1,237 @@
+"""What every renderer of a run shares: the facts a run's files record, cell formatting, the step table.
+
+Renderers read an :class:`~explorer.results.ExplorationResult`, the replayed traces of its
+discoveries (each step with the model's :data:`~explorer.contract.StateView`) and the run's
+:class:`RunFacts` (scenario, properties checked, how to rebuild the model): never the model
+itself, so that ``kmc report`` re-renders a bundle from its ``summary.json`` alone. The step table
+flattens a trace's *summary* tables (one column per row key and column, e.g. ``t-0 leader``) and
+marks the cells a step changed; nothing here knows what a partition or a broker is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from explorer.replay import Trace
+from explorer.results import Discovery, ExplorationResult
+
+ABSENT = "–"
+EMPTY = "(none)"
+
+KIND_WORDS = {
+    "always": "always",
+    "action_always": "action always",
+    "sometimes": "sometimes",
+    "action_sometimes": "action sometimes",
+}
+
+
+@attrs.frozen
+class PropertyFacts:
+    name: str
+    kind: str  # a PropertyKind value
+    description: str
+
+
+@attrs.frozen
+class RunFacts:
+    """What a run's reports say besides the result: read from ``summary.json``'s top-level fields."""
+
+    scenario_name: str = ""
+    scenario_description: str = ""
+    kafka_version: str = ""
+    bugs: tuple[str, ...] = ()
+    properties: tuple[PropertyFacts, ...] = ()
+    run_dir: str = ""
+    #: How a replay script rebuilds the model: ``{"module", "name", "argument"}`` (a
+    #: :class:`~explorer.contract.ModelFactory` as text), or empty when the run has none.
+    model_factory: Mapping[str, Any] = attrs.field(factory=dict)
+
+    @classmethod
+    def from_document(cls, document: Mapping[str, Any]) -> RunFacts:
+        scenario = document.get("scenario") or {}
+        if not isinstance(scenario, Mapping):
+            scenario = {"name": str(scenario)}
+        return cls(
+            scenario_name=str(scenario.get("name", "")),
+            scenario_description=str(scenario.get("description", "")),
+            kafka_version=str(scenario.get("kafka_version", "")),
+            bugs=tuple(scenario.get("bugs", ())),
+            properties=tuple(PropertyFacts(p["name"], p["kind"], p.get("description", ""))
+                             for p in document.get("properties") or ()),
+            run_dir=str(document.get("run_dir") or ""),
+            model_factory=document.get("model_factory") or {},
+        )
+
+    def property(self, name: str) -> PropertyFacts | None:
+        return next((p for p in self.properties if p.name == name), None)
+
+
+def ordered_discoveries(result: ExplorationResult) -> list[Discovery]:
+    """Violations first (what the reader came for), then the examples of sometimes properties."""
+    return [*result.violations, *(d for d in result.discoveries if not d.is_violation)]
+
+
+def file_stem(name: str) -> str:
+    """A property name as it can appear in a file name (the registry's snake_case ids pass unchanged)."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "property"
+
+
+def itf_file_name(property_name: str) -> str:
+    return f"{file_stem(property_name)}.itf.json"
+
+
+def replay_file_name(property_name: str) -> str:
+    return f"replay_{file_stem(property_name)}.py"
+
+
+def format_value(value: Any) -> str:
+    """A cell or evidence value as a reader writes it: lists of numbers as ``[0, 1]``, other lists
+    joined by ``; ``, mappings as ``k: v, k: v``, None as a dash, booleans as yes/no."""
+    if value is None:
+        return ABSENT
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int | float | str):
+        return str(value)
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k}: {format_value(v)}" for k, v in value.items()) if value else EMPTY
+    if isinstance(value, Iterable):
+        items = list(value)
+        if all(isinstance(v, int) and not isinstance(v, bool) for v in items):
+            return "[" + ", ".join(str(v) for v in items) + "]"
+        return "; ".join(format_value(v) for v in items) if items else EMPTY
+    return str(value)
+
+
+@attrs.frozen
+class Column:
+    table: str
+    row: str
+    column: str
+    title: str
+
+
+@attrs.frozen
+class StepRow:
+    """One row of a step table: step 0 is the initial state."""
+
+    number: int
+    action: str
+    title: str
+    phase: str
+    cells: tuple[str, ...]
+    changed: tuple[bool, ...]
+
+    @property
+    def any_changed(self) -> bool:
+        return any(self.changed)
+
+
+@attrs.frozen
+class StepTable:
+    columns: tuple[Column, ...]
+    rows: tuple[StepRow, ...]
+
+
+def step_title(action: str, view: Mapping[str, Any]) -> str:
+    return str(view.get("title") or action)
+
+
+def step_table(trace: Trace) -> StepTable:
+    """The trace's summary tables flattened into one row per state (initial state first)."""
+    views: list[Mapping[str, Any]] = [trace.initial_view, *(s.view for s in trace.steps)]
+    columns: list[Column] = []
+    seen: set[tuple[str, str, str]] = set()
+    for view in views:
+        for table in _summary_tables(view):
+            for row in table.get("rows", ()):
+                for column in table.get("columns", ()):
+                    key = (table["id"], row["key"], column["id"])
+                    if key not in seen:
+                        seen.add(key)
+                        title = f"{row['key']} {column['title']}" if row["key"] else column["title"]
+                        columns.append(Column(table["id"], row["key"], column["id"], title))
+    rows: list[StepRow] = []
+    previous: tuple[str, ...] | None = None
+    actions = ["initial state", *(s.action for s in trace.steps)]
+    for number, (view, action) in enumerate(zip(views, actions, strict=True)):
+        values = _cells(view)
+        cells = tuple(format_value(values.get((c.table, c.row, c.column))) for c in columns)
+        changed = tuple(False for _ in cells) if previous is None else tuple(
+            a != b for a, b in zip(cells, previous, strict=True))
+        title = "initial state" if number == 0 else step_title(action, view)
+        rows.append(StepRow(number, action, title, str(view.get("phase") or ""), cells, changed))
+        previous = cells
+    return StepTable(tuple(columns), tuple(rows))
+
+
+def _summary_tables(view: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [t for t in view.get("tables", ()) if t.get("summary")]
+
+
+def _cells(view: Mapping[str, Any]) -> dict[tuple[str, str, str], Any]:
+    out: dict[tuple[str, str, str], Any] = {}
+    for table in _summary_tables(view):
+        for row in table.get("rows", ()):
+            for column_id, value in row.get("cells", {}).items():
+                out[(table["id"], row["key"], column_id)] = value
+    return out
+
+
+def view_tables(view: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
+    return list(view.get("tables", ()))
+
+
+def table_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    """Lines ``<table> <row> <column>: old -> new`` for every cell of every table that differs."""
+    def cells(view: Mapping[str, Any]) -> dict[tuple[str, str, str], tuple[str, Any]]:
+        out = {}
+        for table in view_tables(view):
+            titles = {c["id"]: c["title"] for c in table.get("columns", ())}
+            for row in table.get("rows", ()):
+                for column_id, value in row.get("cells", {}).items():
+                    label = " ".join(x for x in (row["key"] or table["title"], titles.get(column_id, column_id)) if x)
+                    out[(table["id"], row["key"], column_id)] = (label, value)
+        return out
+
+    a, b = cells(before), cells(after)
+    lines = []
+    for key in [*a, *(k for k in b if k not in a)]:
+        old, new = a.get(key), b.get(key)
+        old_text = format_value(old[1]) if old else ABSENT
+        new_text = format_value(new[1]) if new else ABSENT
+        if old_text != new_text:
+            label = (new or old)[0]  # type: ignore[index]
+            lines.append(f"{label}: {old_text} -> {new_text}")
+    return lines
+
+
+@attrs.frozen
+class SequenceStep:
+    number: int
+    title: str
+    messages: tuple[Mapping[str, str], ...]
+
+
+def sequence(trace: Trace) -> tuple[list[Mapping[str, str]], list[SequenceStep]]:
+    """The lanes the model declares and, per step, its messages between them (for sequence diagrams)."""
+    lanes: list[Mapping[str, str]] = []
+    ids: set[str] = set()
+    for view in [trace.initial_view, *(s.view for s in trace.steps)]:
+        for lane in view.get("lanes", ()):
+            if lane["id"] not in ids:
+                ids.add(lane["id"])
+                lanes.append(lane)
+    steps = [SequenceStep(n, step_title(s.action, s.view),
+                          tuple(m for m in s.view.get("messages", ()) if m["from"] in ids and m["to"] in ids))
+             for n, s in enumerate(trace.steps, 1)]
+    return lanes, steps
+
+
+def evidence_items(discovery: Discovery) -> list[tuple[str, str]]:
+    return [(str(k), format_value(v)) for k, v in discovery.evidence.items()]

@@ -1,0 +1,73 @@
+"""``replay_<property>.py``: a counterexample as a short program, the way Hypothesis prints a
+falsifying example.
+
+The program rebuilds the model from the run's model factory (for the Kafka model: kmc's
+``build_kafka_model`` and the scenario's TOML text, embedded so the script does not depend on the
+shipped scenario files staying as they were), takes each step by the action's name as the report
+prints it (:class:`explorer.replay.Walk`), and asserts that the property is violated at the end.
+Every string from the run (TOML text, action names) is written as a Python literal (``repr``) or
+in a comment stripped to one line, so no scenario text can become code.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from explorer.replay import Trace
+from explorer.results import Discovery
+from reports.common import KIND_WORDS, RunFacts, step_title
+
+
+def render_replay_script(discovery: Discovery, trace: Trace, facts: RunFacts) -> str:
+    factory = facts.model_factory
+    module, name, argument = str(factory["module"]), str(factory["name"]), factory.get("argument")
+    if not (_identifier_path(module) and name.isidentifier()):
+        raise ValueError(f"model factory {module}:{name} is not an importable name")
+    kind = KIND_WORDS.get(discovery.kind.value, discovery.kind.value)
+    lines = [
+        f'"""Replay of a kmc counterexample: {_plain(discovery.property)} ({kind}), {len(trace.steps)} steps.',
+        "",
+        "Run it with python3 from a kmc checkout (or with kmc installed). It rebuilds the trace through kmc's",
+        "API, one step at a time as the report names the steps, and asserts the violation: a step that is no",
+        "longer enabled, or a property that now holds, means the model changed since the run.",
+        '"""',
+        "",
+        f"# Scenario: {_comment(facts.scenario_name)}" + (f" (Kafka {_comment(facts.kafka_version)})"
+                                                          if facts.kafka_version else ""),
+        "",
+        "from explorer.replay import Walk",
+        f"from {module} import {name}",
+        "",
+        *_argument_lines(argument),
+        "",
+        f"walk = Walk({name}(MODEL_ARGUMENT))",
+    ]
+    for number, step in enumerate(trace.steps, 1):
+        title = step_title(step.action, step.view)
+        comment = f"  # {number}. {_comment(title)}" if title != step.action else f"  # {number}."
+        lines.append(f"walk.take({step.action!r}){comment}")
+    lines += [
+        f"evidence = walk.check({discovery.property!r})",
+        'assert evidence is not None, "the property holds: the counterexample no longer reproduces"',
+        f"print({discovery.property + ' violated after ' + str(len(trace.steps)) + ' steps:'!r}, evidence)",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _argument_lines(argument: Any) -> list[str]:
+    if isinstance(argument, str):
+        return ["MODEL_ARGUMENT = \"\\n\".join([", *(f"    {line!r}," for line in argument.split("\n")), "])"]
+    return [f"MODEL_ARGUMENT = {argument!r}"]
+
+
+def _identifier_path(module: str) -> bool:
+    return all(part.isidentifier() for part in module.split("."))
+
+
+def _comment(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", text)
