@@ -2,16 +2,19 @@
 
 An engine hands a :class:`ProgressSnapshot` (plain numbers) to the ``progress`` callable of its
 options every few seconds; :class:`ProgressPrinter` is the callable that writes TLC-style lines to
-stderr. :func:`final_statistics_lines` turns a finished run's :class:`~explorer.results.Statistics`
-into TLC's closing lines, which the text report reuses. People grep for these phrases ("states
-generated", "distinct states found", "states left on queue"), so they are TLC's; only the time is
-given in seconds since the start rather than as a date, and numbers carry thousands separators.
+stderr, and :class:`RichProgress` the live ``rich`` display used on a terminal (the same numbers,
+redrawn in place; :func:`progress_for` picks one). :func:`final_statistics_lines` turns a finished
+run's :class:`~explorer.results.Statistics` into TLC's closing lines, which the text report
+reuses. People grep for these phrases ("states generated", "distinct states found", "states left
+on queue"), so they are TLC's; only the time is given in seconds since the start rather than as a
+date, and numbers carry thousands separators.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import TextIO
+import time
+from typing import Any, TextIO
 
 import attrs
 
@@ -56,6 +59,65 @@ class ProgressPrinter:
             file=stream,
             flush=True,
         )
+
+
+class RichProgress:
+    """A live display of a running search on a terminal (``rich``): depth, states generated,
+    distinct states, states left on queue, the rate and the time, redrawn in place at most every
+    ``refresh_seconds``. Call :meth:`close` at the end; the last numbers stay on the screen."""
+
+    def __init__(self, console: Any = None, refresh_seconds: float = 0.25) -> None:
+        from rich.console import Console
+        from rich.live import Live
+
+        self._console = console if console is not None else Console(stderr=True)
+        self._live = Live(console=self._console, auto_refresh=False, transient=False)
+        self._refresh_seconds = refresh_seconds
+        self._previous: ProgressSnapshot | None = None
+        self._last_draw = float("-inf")
+        self._started = False
+
+    def __call__(self, snapshot: ProgressSnapshot) -> None:
+        now = time.monotonic()
+        if now - self._last_draw < self._refresh_seconds:
+            self._previous = snapshot  # drawn by the next call or by close()
+            return
+        self._draw(snapshot)
+        self._last_draw = now
+
+    def _draw(self, snapshot: ProgressSnapshot) -> None:
+        from rich.table import Table
+
+        if not self._started:
+            self._live.start()
+            self._started = True
+        rate = snapshot.distinct / snapshot.seconds if snapshot.seconds > 0 else 0.0
+        table = Table(title="kmc: breadth-first search", title_justify="left", show_edge=False)
+        for column in ("depth", "states generated", "distinct states", "left on queue", "distinct/s", "time"):
+            table.add_column(column, justify="right")
+        table.add_row(f"{snapshot.depth}", f"{snapshot.generated:,}", f"{snapshot.distinct:,}",
+                      f"{snapshot.queue:,}", f"{rate:,.0f}", f"{snapshot.seconds:.1f}s")
+        self._live.update(table, refresh=True)
+        self._previous = snapshot
+
+    def close(self) -> None:
+        if self._previous is not None:
+            self._draw(self._previous)
+        if self._started:
+            self._live.stop()
+            self._started = False
+
+
+def progress_for(stream: TextIO | None = None, *, live: bool = True) -> ProgressPrinter | RichProgress:
+    """The progress display for ``stream`` (stderr by default): the live ``rich`` display when
+    ``stream`` is a terminal and ``live`` (``kmc explore --no-progress`` turns it off), TLC-style
+    lines otherwise."""
+    stream = stream if stream is not None else sys.stderr
+    if live and stream.isatty():
+        from rich.console import Console
+
+        return RichProgress(Console(file=stream))
+    return ProgressPrinter(stream)
 
 
 def final_statistics_lines(stats: Statistics) -> list[str]:

@@ -48,12 +48,15 @@ def parse_conf(values: tuple[str, ...]) -> dict[str, str]:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--max-depth", type=click.IntRange(min=0), default=None, help="Stop after this many steps.")
 @click.option("--max-states", type=click.IntRange(min=1), default=None, help="Stop after this many distinct states.")
+@click.option("--difftrace", is_flag=True, help="In the printed text, steps show only the fields they changed.")
+@click.option("--no-progress", "no_progress", is_flag=True,
+              help="Plain TLC-style progress lines even on a terminal (no live display).")
 @click.option("--spark-ui", is_flag=True, help="Start the Spark web UI.")
 @click.option("--print-spark-submit", is_flag=True,
               help="Print the equivalent spark-submit command line (YARN, Kubernetes) and exit.")
 def explore(scenario: str | None, engine: str, master: str | None, conf: tuple[str, ...], out: Path,
-            resume: Path | None, fmt: str, max_depth: int | None, max_states: int | None, spark_ui: bool,
-            print_spark_submit: bool) -> None:
+            resume: Path | None, fmt: str, max_depth: int | None, max_states: int | None, difftrace: bool,
+            no_progress: bool, spark_ui: bool, print_spark_submit: bool) -> None:
     try:
         spark_conf = parse_conf(conf)
         if engine == "local" and (master or spark_conf or resume):
@@ -72,23 +75,32 @@ def explore(scenario: str | None, engine: str, master: str | None, conf: tuple[s
     run_dir = resume if resume is not None else new_run_dir(out, sc.name)
     started = time.time()
     result = _run(engine, sc, model, run_dir, master, spark_conf, resume is not None, max_depth, max_states,
-                  spark_ui)
+                  spark_ui, not no_progress)
     extra = {
         "scenario": scenario_facts(sc),
         "master": result.details.get("master") if engine == "spark" else None,
         "run_dir": str(run_dir),
     }
-    finish_run(model, result, run_dir, extra, fmt, started)
+    finish_run(model, result, run_dir, extra, fmt, started, difftrace=difftrace)
 
 
 def _run(engine: str, sc: Scenario, model: Any, run_dir: Path, master: str | None, conf: Mapping[str, str],
-         resume: bool, max_depth: int | None, max_states: int | None, spark_ui: bool) -> ExplorationResult:
+         resume: bool, max_depth: int | None, max_states: int | None, spark_ui: bool,
+         live_progress: bool) -> ExplorationResult:
     if engine == "local":
         from explorer.bfs import BfsOptions, run_bfs
-        from explorer.progress import ProgressPrinter
+        from explorer.progress import RichProgress, progress_for
 
         run_dir.mkdir(parents=True, exist_ok=True)
-        return run_bfs(model, BfsOptions(max_depth=max_depth, max_states=max_states, progress=ProgressPrinter()))
+        progress = progress_for(live=live_progress)
+        live = isinstance(progress, RichProgress)
+        bfs_options = BfsOptions(max_depth=max_depth, max_states=max_states, progress=progress,
+                                 progress_interval_seconds=0.25 if live else 10.0)
+        try:
+            return run_bfs(model, bfs_options)
+        finally:
+            if isinstance(progress, RichProgress):
+                progress.close()
     from reports.json_report import kmc_version
     from spark_explore.bfs import SparkBfsOptions, SparkExploreError, run_spark_bfs
 
