@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from kmc.commands import assign, explore, properties, report, scenarios
+from kmc.commands import assign, explore, plan, properties, report, scenarios
 from kmc.common import fail
 
 
@@ -43,5 +43,6 @@ def main() -> None:
     pass
 
 
-for _command in (explore.explore, assign.assign, properties.properties, report.report, scenarios.scenarios):
+for _command in (explore.explore, assign.assign, plan.plan, properties.properties, report.report,
+                 scenarios.scenarios):
     main.add_command(_command)

@@ -285,6 +285,29 @@ def parse_current_placement(text: str) -> Placement:
     return parse_describe_output(text)
 
 
+def parse_log_dirs_sizes(text: str) -> dict[TopicPartition, int]:
+    """Partition sizes in bytes from ``kafka-log-dirs.sh --describe`` output (Kafka: ``LogDirsCommand``):
+    the JSON line after its two progress lines, ``{"brokers": [{"broker": 0, "logDirs": [{"partitions":
+    [{"partition": "t-0", "size": 123, …}]}]}]}``. A partition's size is its largest replica's.
+    Raises :class:`DescribeOutputError` naming what is missing."""
+    line = next((ln for ln in text.splitlines() if ln.lstrip().startswith("{")), None)
+    doc = _parse_json(line) if line is not None else None
+    if not isinstance(doc, dict) or not isinstance(doc.get("brokers"), list):
+        raise DescribeOutputError("no kafka-log-dirs --describe JSON line ('{\"version\":1,\"brokers\":[…]}') was found")
+    sizes: dict[TopicPartition, int] = {}
+    for broker in doc["brokers"]:
+        for log_dir in broker.get("logDirs", []) if isinstance(broker, dict) else []:
+            for entry in log_dir.get("partitions", []) if isinstance(log_dir, dict) else []:
+                name, size = entry.get("partition"), entry.get("size")
+                topic, sep, number = str(name).rpartition("-")
+                if not sep or not number.isdigit() or not isinstance(size, int) or isinstance(size, bool):
+                    raise DescribeOutputError(f"log-dirs entry {_node(entry)} needs \"partition\": \"topic-N\" "
+                                              "and an integer \"size\"")
+                tp = (topic, int(number))
+                sizes[tp] = max(size, sizes.get(tp, 0))
+    return sizes
+
+
 # ---------------------------------------------------------------------------------------------------
 # Writing
 

@@ -19,6 +19,8 @@ from typing import IO, Any
 import click
 
 from explorer.results import Outcome
+from kmc.cluster_args import parse_broker_list, parse_racks
+from kmc.common import UsageProblem
 from model.assignment import (
     BrokerMetadata,
     DrawSummary,
@@ -27,6 +29,7 @@ from model.assignment import (
     assign_replicas_to_brokers,
     draw_summary,
 )
+from model.reassignment_json import render_reassignment_json as render_placement_json
 
 
 class AssignInputError(click.ClickException):
@@ -48,48 +51,6 @@ class _OneLineErrorCommand(click.Command):
             return super().make_context(info_name, args, parent=parent, **extra)
         except click.UsageError as e:
             raise AssignInputError(f"{e.format_message()} See 'kmc assign --help'.") from None
-
-
-def parse_broker_list(text: str) -> tuple[int, ...]:
-    """Broker ids from ``--broker-list`` ("0,1,2"), in the order given."""
-    ids: list[int] = []
-    for item in text.split(","):
-        token = item.strip()
-        if not (token.isascii() and token.isdigit()):
-            raise AssignInputError(
-                f"--broker-list {text!r}: {token!r} is not a broker id; "
-                "give broker ids (whole numbers >= 0) separated by commas, e.g. 0,1,2."
-            )
-        broker = int(token)
-        if broker in ids:
-            raise AssignInputError(
-                f"--broker-list {text!r}: broker {broker} is listed twice; list each broker once."
-            )
-        ids.append(broker)
-    return tuple(ids)
-
-
-def parse_racks(text: str, broker_ids: Sequence[int]) -> dict[int, str]:
-    """Broker id → rack from ``--racks`` ("0:r1,1:r2"); every broker named must be in the broker list."""
-    racks: dict[int, str] = {}
-    for item in text.split(","):
-        broker_text, sep, rack = (part.strip() for part in item.partition(":"))
-        if not sep or not (broker_text.isascii() and broker_text.isdigit()) or not rack:
-            raise AssignInputError(
-                f"--racks {text!r}: {item.strip()!r} is not BROKER:RACK; "
-                "give broker:rack pairs separated by commas, e.g. 0:r1,1:r2."
-            )
-        broker = int(broker_text)
-        if broker not in broker_ids:
-            raise AssignInputError(
-                f"--racks {text!r}: broker {broker} is not in --broker-list; add it there or drop its rack."
-            )
-        if broker in racks:
-            raise AssignInputError(
-                f"--racks {text!r}: broker {broker} is given a rack twice; give it one rack."
-            )
-        racks[broker] = rack
-    return racks
 
 
 @click.command("assign", cls=_OneLineErrorCommand)
@@ -132,8 +93,11 @@ def assign(
     With --start-index: the assignment, as kafka-reassign-partitions JSON or a table. Without it: for
     each broker and rack, the fewest and most replicas and leaders over every possible random draw.
     """
-    broker_ids = parse_broker_list(broker_list)
-    rack_of = parse_racks(racks, broker_ids) if racks is not None else {}
+    try:
+        broker_ids = parse_broker_list(broker_list)
+        rack_of = parse_racks(racks, broker_ids) if racks is not None else {}
+    except UsageProblem as e:
+        raise AssignInputError(str(e)) from None
     if start_index is not None and start_index < 0:
         raise AssignInputError(
             f"--start-index {start_index} must be >= 0; omit --start-index to see every random draw."
@@ -179,19 +143,7 @@ def assign(
 
 def render_reassignment_json(topic: str, assignment: Mapping[int, Sequence[int]]) -> str:
     """The reassignment JSON kafka-reassign-partitions emits: version 1, partitions by id, log dir "any"."""
-    doc = {
-        "version": 1,
-        "partitions": [
-            {
-                "topic": topic,
-                "partition": p,
-                "replicas": list(assignment[p]),
-                "log_dirs": ["any"] * len(assignment[p]),
-            }
-            for p in sorted(assignment)
-        ],
-    }
-    return json.dumps(doc, separators=(",", ":"))
+    return render_placement_json({(topic, p): replicas for p, replicas in assignment.items()})
 
 
 def render_assignment_table(assignment: Mapping[int, Sequence[int]], rack_of: Mapping[int, str]) -> str:
@@ -203,7 +155,7 @@ def render_assignment_table(assignment: Mapping[int, Sequence[int]], rack_of: Ma
         if rack_of:
             row.append(",".join(rack_of[b] for b in replicas))
         rows.append(row)
-    return _table(headers, rows)
+    return render_table(headers, rows)
 
 
 def _load_json(load: LoadRange) -> dict[str, int]:
@@ -246,14 +198,14 @@ def render_summary_table(summary: DrawSummary, n_brokers: int) -> str:
         f"(start index x initial replica shift, {n_brokers} x {n_brokers}), "
         f"{summary.distinct_assignments} distinct assignments",
         "",
-        _table(["broker", *headers], [[str(b), *cells(load)] for b, load in summary.per_broker]),
+        render_table(["broker", *headers], [[str(b), *cells(load)] for b, load in summary.per_broker]),
     ]
     if summary.per_rack:
-        parts += ["", _table(["rack", *headers], [[r, *cells(load)] for r, load in summary.per_rack])]
+        parts += ["", render_table(["rack", *headers], [[r, *cells(load)] for r, load in summary.per_rack])]
     return "\n".join(parts)
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     widths = [max([len(h), *(len(row[i]) for row in rows)]) for i, h in enumerate(headers)]
     lines = [
         "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
