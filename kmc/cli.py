@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from kmc.commands import assign, explore, plan, properties, report, scenarios
+from kmc.commands import assign, explore, plan, properties, report, scenarios, validate
 from kmc.common import fail
 
 
@@ -43,6 +43,9 @@ def main() -> None:
     pass
 
 
-for _command in (explore.explore, assign.assign, plan.plan, properties.properties, report.report,
-                 scenarios.scenarios):
+    main.add_command(_command)
+
+
+for _command in (assign.assign, explore.explore, plan.plan, properties.properties, report.report,
+                 scenarios.scenarios, validate.validate):
     main.add_command(_command)

@@ -1,0 +1,131 @@
+"""``kmc validate``: judge any reassignment plan, from kmc, ``--generate`` or a hand-written file.
+
+In order: Kafka's own rules for the file (``ReassignPartitionsCommand.parsePartitionReassignmentData``
+and ``parseAndValidate``, 2.3.0, with Kafka's sentences: JSON syntax, version, fields, log_dirs
+length, empty file, empty replica lists, duplicate partitions, duplicate replicas, and with
+``--current`` / ``--broker-list`` the partitions and brokers that do not exist); one replication
+factor per topic, and the current one unless ``--replication-factor`` says otherwise; the placement
+properties of :mod:`invariants.placement` on the placement after the plan (distinct brokers, only
+listed brokers, ``rack_spread`` or ``rack_distribution``); and, with ``--current``, the balance
+deltas: replicas and leaders per broker and per rack before and after, next to the best balance the
+racks allow (reported, not judged: a plan may trade balance for fewer movements).
+
+Every violation is printed on its own line, ``VIOLATION <property> <where>: <sentence>``; exit 1 if
+there is one, 0 if none, 2 for bad input (an unreadable file, a malformed ``--current``). A model
+check of executing the plan under broker failures needs the controller model's reassignment events
+(not in the model yet), so it is not offered.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from explorer.results import Outcome
+from invariants.placement import (
+    RACK_MODES,
+    REPLICA_BALANCE,
+    Cluster,
+    Violation,
+    check_balance,
+    check_distinct_brokers,
+    check_only_listed,
+    check_racks,
+    check_replication_factor,
+    check_topic_replication_factor,
+    load_counts,
+)
+from invariants.reassignment_plan import balance_bounds
+from kmc.cluster_args import parse_broker_list, parse_racks
+from kmc.commands.assign import render_table
+from kmc.commands.plan import read_current, read_text
+from kmc.common import UsageProblem, fail
+from model.assignment import KafkaAdminError
+from model.reassignment_json import Placement, check_reassignment, parse_reassignment_json, placement_of
+
+KAFKA_RULES = "kafka_reassignment_rules"
+
+
+@click.command("validate")
+@click.argument("plan_path", metavar="PLAN.json", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--current", "current_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Current placement (reassignment JSON or kafka-topics --describe output).")
+@click.option("--broker-list", default=None, help="The cluster's brokers the plan may use, e.g. 0,1,2,3.")
+@click.option("--racks", default=None, help="Racks of the brokers, e.g. 0:r1,1:r2.")
+@click.option("--rack-mode", type=click.Choice(RACK_MODES), default="strict", show_default=True)
+@click.option("--replication-factor", type=click.IntRange(min=1), default=None,
+              help="The replication factor the plan sets (default: the current one is kept).")
+def validate(plan_path: Path, current_path: Path | None, broker_list: str | None, racks: str | None,
+             rack_mode: str, replication_factor: int | None) -> None:
+    """Check a reassignment plan: Kafka's rules, replication factors, placement properties, balance deltas."""
+    try:
+        text = read_text(plan_path, "PLAN.json")
+        current = read_current(current_path) if current_path is not None else None
+        brokers = parse_broker_list(broker_list) if broker_list is not None else None
+        rack_of = parse_racks(racks, None) if racks is not None else {}
+    except UsageProblem as e:
+        fail(str(e))
+    known_brokers = brokers if brokers is not None else (tuple(rack_of) if rack_of else None)
+    violations: list[Violation] = []
+    try:
+        entries = parse_reassignment_json(text)
+    except KafkaAdminError as e:
+        _finish([Violation(KAFKA_RULES, str(plan_path), e.describe())], None)
+    violations += [Violation(KAFKA_RULES, str(plan_path), e.describe())
+                   for e in check_reassignment(entries, None if current is None else set(current), known_brokers)]
+    plan = placement_of(entries)
+    after: Placement = {**current, **plan} if current is not None else plan
+    cluster = Cluster(known_brokers if known_brokers is not None else sorted({b for r in after.values() for b in r}),
+                      rack_of, rack_mode)
+    if rack_of and known_brokers is not None and set(rack_of) < set(known_brokers):
+        missing = sorted(set(known_brokers) - set(rack_of))
+        fail(f"--racks names no rack for broker(s) {','.join(map(str, missing))}; give every broker a rack.")
+    violations += check_topic_replication_factor(plan)
+    if replication_factor is not None:
+        violations += check_replication_factor(plan, dict.fromkeys(plan, replication_factor), requested=True)
+    elif current is not None:
+        violations += check_replication_factor(plan, {tp: len(current[tp]) for tp in plan if tp in current})
+    violations += check_distinct_brokers(plan)
+    if known_brokers is not None:
+        violations += check_only_listed(plan, cluster)
+    violations += check_racks(plan, cluster)
+    _finish(violations, _balance_report(current, after, cluster) if current is not None else None)
+
+
+def _balance_report(current: Placement, after: Placement, cluster: Cluster) -> str:
+    before_loads, after_loads = load_counts(current, cluster), load_counts(after, cluster)
+    rfs = [len(after[tp]) for tp in sorted(after)]
+    listed = [b for b in cluster.brokers if b in cluster.racks] if cluster.racks else list(cluster.brokers)
+    bounds, leader_bounds = balance_bounds(rfs, Cluster(listed, cluster.racks, cluster.rack_mode))
+    rows = []
+    for b in sorted(set(before_loads.replicas) | set(after_loads.replicas)):
+        lo, hi = bounds.get(b, (0, 0))
+        llo, lhi = leader_bounds.get(b, (0, 0))
+        rows.append([str(b), cluster.racks.get(b, "-"),
+                     f"{before_loads.replicas.get(b, 0)} -> {after_loads.replicas.get(b, 0)}", f"{lo}..{hi}",
+                     f"{before_loads.leaders.get(b, 0)} -> {after_loads.leaders.get(b, 0)}", f"{llo}..{lhi}"])
+    parts = ["Balance deltas (reported, not judged): replicas and leaders per broker before -> after, and the "
+             "best balance the racks allow:",
+             render_table(["broker", "rack", "replicas", "best", "leaders", "best"], rows)]
+    if cluster.racks:
+        parts.append(render_table(["rack", "replicas", "leaders"], [
+            [r, f"{before_loads.rack_replicas[r]} -> {after_loads.rack_replicas[r]}",
+             f"{before_loads.rack_leaders[r]} -> {after_loads.rack_leaders[r]}"] for r in cluster.rack_names]))
+    outside = [len(check_balance(loads.replicas, bounds, REPLICA_BALANCE, "replicas"))
+               for loads in (before_loads, after_loads)]
+    parts.append(f"Brokers outside the best replica balance: {outside[0]} before, {outside[1]} after.")
+    return "\n\n".join(parts)
+
+
+def _finish(violations: list[Violation], balance: str | None) -> None:
+    for v in violations:
+        click.echo(f"VIOLATION {v.property} {v.where}: {v.message}")
+    if balance is not None:
+        if violations:
+            click.echo("")
+        click.echo(balance)
+    outcome = Outcome.VIOLATION if violations else Outcome.OK
+    click.echo(f"{len(violations)} violation(s)." if violations else "The plan satisfies every check.")
+    sys.exit(outcome.exit_code)
