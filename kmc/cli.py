@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from kmc.commands import assign, explore, plan, properties, report, scenarios, validate
+from kmc.commands import assign, explore, plan, properties, prove, report, scenarios, validate
 from kmc.common import fail
 
 
@@ -46,6 +46,6 @@ def main() -> None:
     main.add_command(_command)
 
 
-for _command in (assign.assign, explore.explore, plan.plan, properties.properties, report.report,
+for _command in (assign.assign, explore.explore, plan.plan, properties.properties, prove.prove, report.report,
                  scenarios.scenarios, validate.validate):
     main.add_command(_command)

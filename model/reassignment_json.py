@@ -293,7 +293,8 @@ def parse_log_dirs_sizes(text: str) -> dict[TopicPartition, int]:
     line = next((ln for ln in text.splitlines() if ln.lstrip().startswith("{")), None)
     doc = _parse_json(line) if line is not None else None
     if not isinstance(doc, dict) or not isinstance(doc.get("brokers"), list):
-        raise DescribeOutputError("no kafka-log-dirs --describe JSON line ('{\"version\":1,\"brokers\":[…]}') was found")
+        raise DescribeOutputError("no kafka-log-dirs --describe JSON line "
+                                  "('{\"version\":1,\"brokers\":[…]}') was found")
     sizes: dict[TopicPartition, int] = {}
     for broker in doc["brokers"]:
         for log_dir in broker.get("logDirs", []) if isinstance(broker, dict) else []:
