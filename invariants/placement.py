@@ -62,6 +62,14 @@ def tp_name(tp: TopicPartition) -> str:
     return f"{tp[0]}-{tp[1]}"
 
 
+def _sorted_ids(brokers: Iterable[int]) -> tuple[int, ...]:
+    return tuple(sorted(brokers))
+
+
+def _rack_map(racks: Mapping[int, str]) -> dict[int, str]:
+    return dict(racks)
+
+
 @attrs.frozen
 class Cluster:
     """The brokers a placement may use: ``brokers`` (``--broker-list``, sorted) and their racks.
@@ -69,8 +77,8 @@ class Cluster:
     ``racks`` is empty for a rack-unaware cluster, else names the rack of every listed broker.
     """
 
-    brokers: tuple[int, ...] = attrs.field(converter=lambda bs: tuple(sorted(bs)))
-    racks: Mapping[int, str] = attrs.field(factory=dict, converter=dict)
+    brokers: tuple[int, ...] = attrs.field(converter=_sorted_ids)
+    racks: Mapping[int, str] = attrs.field(factory=dict, converter=_rack_map)
     rack_mode: str = "strict"
 
     @property
