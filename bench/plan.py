@@ -22,9 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from invariants.placement import Cluster  # noqa: E402
-from invariants.reassignment_plan import PlanRequest, plan_reassignment  # noqa: E402
-from model.assignment import BrokerMetadata, assign_replicas_to_brokers  # noqa: E402
+from invariants.placement import Cluster
+from invariants.reassignment_plan import PlanRequest, plan_reassignment
+from model.assignment import BrokerMetadata, assign_replicas_to_brokers
 
 SIZES = "6:3:100,12:3:300,24:4:800,50:6:2000"
 

@@ -97,7 +97,7 @@ def test_cli_prints_kafka_headings_and_writes_proposal_and_rollback(tmp_path):
     assert lines[2:4] == ["", "Proposed partition reassignment configuration"]
     rollback, proposal = json.loads(lines[1]), json.loads(lines[4])
     assert proposal["version"] == 1
-    assert [list(p) for p in proposal["partitions"]][0] == ["topic", "partition", "replicas", "log_dirs"]
+    assert next(list(p) for p in proposal["partitions"]) == ["topic", "partition", "replicas", "log_dirs"]
     assert {p["partition"] for p in proposal["partitions"]} == {p for (_, p), r in current.items() if 5 in r}
     assert {p["partition"] for p in rollback["partitions"]} == {p["partition"] for p in proposal["partitions"]}
     [run_dir] = (tmp_path / "runs").iterdir()
