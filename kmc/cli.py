@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from kmc.commands import assign, explore, plan, properties, prove, report, scenarios, validate
+from kmc.commands import assign, explore, plan, properties, prove, report, scenarios, simulate, validate
 from kmc.common import fail
 
 
@@ -43,9 +43,6 @@ def main() -> None:
     pass
 
 
-    main.add_command(_command)
-
-
 for _command in (assign.assign, explore.explore, plan.plan, properties.properties, prove.prove, report.report,
-                 scenarios.scenarios, validate.validate):
+                 scenarios.scenarios, simulate.simulate, validate.validate):
     main.add_command(_command)

@@ -1,0 +1,107 @@
+"""``kmc simulate``: seeded random walks through a scenario, or Hypothesis's stateful testing of it.
+
+For scenarios too large to exhaust. Without ``--hypothesis`` it runs ``--walks`` random walks of at
+most ``--depth`` steps from ``--seed`` (:mod:`explorer.simulation`), in this process or as Spark
+tasks (:mod:`spark_explore.simulation`); the same seed gives the same result on both engines.
+With ``--hypothesis`` it runs the stateful machine (:mod:`explorer.hypothesis_machine`) for
+``--max-examples`` examples, seeded with ``--seed``, its example database under ``--out`` (keyed
+by the scenario) so that a failure found once is tried first on the next run. Either way the
+result goes to :func:`kmc.outputs.finish_run`, as ``kmc explore``'s does: traces replayed, run
+files written, result printed, exit status 0 / 1 / 3 (2 for bad usage).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from explorer.results import ExplorationResult
+from explorer.simulation import CHOICES, CHOOSE_FAMILY, SimulationOptions, SimulationProgressPrinter
+from kmc import compose
+from kmc.commands.explore import parse_conf
+from kmc.common import UsageProblem, fail, new_run_dir
+from kmc.outputs import finish_run, scenario_facts
+from model.scenario import Scenario, ScenarioError
+
+ENGINES = ("local", "spark")
+
+#: The default budgets; every shipped bug scenario is found well within them (tests/test_explorers_agree.py).
+DEFAULT_WALKS = 20_000
+DEFAULT_DEPTH = 50
+DEFAULT_MAX_EXAMPLES = 5_000
+
+#: The example database's directory under --out, shared by the runs written there.
+HYPOTHESIS_DATABASE = "hypothesis-db"
+
+
+@click.command(help="Random walks through a scenario (a shipped name or a TOML path; default: 'default'), "
+                    "or with --hypothesis Hypothesis's stateful testing of it.")
+@click.argument("scenario", required=False)
+@click.option("--walks", type=click.IntRange(min=1), default=DEFAULT_WALKS, show_default=True,
+              help="Random walks to run (without --hypothesis).")
+@click.option("--depth", type=click.IntRange(min=0), default=DEFAULT_DEPTH, show_default=True,
+              help="Most steps per walk or per Hypothesis example.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the walks, or given to Hypothesis.")
+@click.option("--choose", "choice", type=click.Choice(CHOICES), default=CHOOSE_FAMILY, show_default=True,
+              help="family: an action family at random, then one of its successors; successor: any successor.")
+@click.option("--hypothesis", "use_hypothesis", is_flag=True, help="Run Hypothesis's stateful machine instead.")
+@click.option("--max-examples", type=click.IntRange(min=1), default=DEFAULT_MAX_EXAMPLES, show_default=True,
+              help="Hypothesis examples to run (with --hypothesis).")
+@click.option("--engine", type=click.Choice(ENGINES), default="local", show_default=True,
+              help="local: in this process; spark: the walks as Spark tasks.")
+@click.option("--master", default=None, help="Spark master: local[*] (default), local[N], spark://host:7077.")
+@click.option("--conf", "conf", multiple=True, metavar="KEY=VALUE", help="Spark configuration, repeatable.")
+@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=Path("reports/runs"),
+              show_default=True, help="Where run directories (and Hypothesis's example database) are created.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def simulate(scenario: str | None, walks: int, depth: int, seed: int, choice: str, use_hypothesis: bool,
+             max_examples: int, engine: str, master: str | None, conf: tuple[str, ...], out: Path, fmt: str) -> None:
+    try:
+        spark_conf = parse_conf(conf)
+        if engine == "local" and (master or spark_conf):
+            raise UsageProblem("--master and --conf apply to --engine spark; drop them or use spark.")
+        if use_hypothesis and engine == "spark":
+            raise UsageProblem("--hypothesis runs in this process; drop --engine spark or --hypothesis.")
+        sc = compose.resolve_scenario(scenario)
+        model = compose.model_for(sc)
+    except (ScenarioError, UsageProblem) as e:
+        fail(str(e))
+
+    run_dir = new_run_dir(out, sc.name)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    if use_hypothesis:
+        result = _hypothesis(sc, model, out, max_examples, depth, seed, choice)
+    else:
+        options = SimulationOptions(walks=walks, depth=depth, seed=seed, choice=choice,
+                                    progress=SimulationProgressPrinter())
+        result = _walks(engine, sc, model, options, run_dir, master, spark_conf)
+    extra = {"scenario": scenario_facts(sc), "run_dir": str(run_dir)}
+    finish_run(model, result, run_dir, extra, fmt, started)
+
+
+def _walks(engine: str, sc: Scenario, model: Any, options: SimulationOptions, run_dir: Path, master: str | None,
+           conf: dict[str, str]) -> ExplorationResult:
+    if engine == "local":
+        from explorer.simulation import run_simulation
+
+        return run_simulation(model, options)
+    from spark_explore.simulation import SparkSimulationOptions, run_spark_simulation
+
+    spark_options = SparkSimulationOptions(run_dir=run_dir, master=master or "local[*]", conf=conf,
+                                           progress=sys.stderr)
+    return run_spark_simulation(compose.factory_for(sc), options, spark_options)
+
+
+def _hypothesis(sc: Scenario, model: Any, out: Path, max_examples: int, depth: int, seed: int,
+                choice: str) -> ExplorationResult:
+    from explorer.hypothesis_machine import HypothesisOptions, run_hypothesis
+
+    options = HypothesisOptions(max_examples=max_examples, depth=depth, seed=seed, choice=choice,
+                                database=out / HYPOTHESIS_DATABASE, database_key=sc.digest.encode())
+    click.echo(f"Hypothesis: up to {max_examples:,} examples of up to {depth} steps, seed {seed}.", err=True)
+    return run_hypothesis(model, options)
