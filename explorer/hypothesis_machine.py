@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from hypothesis import HealthCheck, Verbosity, note, settings
+from hypothesis import HealthCheck, Phase, Verbosity, note, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
@@ -99,6 +99,9 @@ class Collector:
         self.by_action: set[tuple[str, int]] = set()
         self.generated: dict[str, int] = {}
         self.examples_found: dict[str, _Found] = {}
+        self.started = time.perf_counter()
+        #: Examples run and seconds spent when the first violation was raised (before shrinking).
+        self.first_violation: tuple[int, float] | None = None
 
     def record_example(self, discovery: Discovery, key: tuple[int, int, int]) -> None:
         current = self.examples_found.get(discovery.property)
@@ -165,6 +168,9 @@ class ModelMachine(RuleBasedStateMachine):
             return
         first = min(violated, key=lambda f: (self.order[f.property], -1 if f.action_index is None else f.action_index))
         discovery = self._discovery(first.property, first.evidence, first.action_index, first.child_fingerprint)
+        collector = self.collector
+        if collector is not None and collector.first_violation is None:
+            collector.first_violation = (collector.examples, time.perf_counter() - collector.started)
         raise violation_class(first.property)(self._message(discovery), discovery)
 
     # -- bookkeeping ---------------------------------------------------------------------------------
@@ -329,6 +335,9 @@ def hypothesis_settings(options: HypothesisOptions, model: Model[Any, Any]) -> s
         key = options.database_key or default_database_key(model)
         database = _Namespaced(DirectoryBasedExampleDatabase(str(options.database)), key + b":")
     return settings(
+        # Phase.explain is left out: it re-runs variants of the shrunk example to comment on it,
+        # and a model's steps are too costly for that to be worth it.
+        phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink),
         max_examples=options.max_examples,
         stateful_step_count=options.depth + 1,
         deadline=None,
@@ -350,8 +359,12 @@ def run_hypothesis(model: Model[Any, Any], options: HypothesisOptions | None = N
         machine = hypothesis_seed(options.seed)(machine)
     start = time.perf_counter()
     violations: list[Discovery] = []
+    reason = ""
     try:
         run_state_machine_as_test(machine, settings=hypothesis_settings(options, model))
+    except KeyboardInterrupt:
+        reason = (f"interrupted after {collector.examples:,} examples; run again with the same seed "
+                  "(a violation found before the interrupt was not yet saved)")
     except PropertyViolation as e:
         violations.append(e.discovery)
     except BaseExceptionGroup as group:
@@ -364,7 +377,7 @@ def run_hypothesis(model: Model[Any, Any], options: HypothesisOptions | None = N
         raise ModelCrash(f"Hypothesis saw the same steps behave differently ({e}); the model is not "
                          "deterministic (look for set or dict iteration order, randomness or the wall clock).") from e
     seconds = time.perf_counter() - start
-    return _result(model, options, collector, violations, seconds)
+    return _result(model, options, collector, violations, seconds, reason)
 
 
 def _leaves(group: BaseExceptionGroup[Any]) -> Iterable[BaseException]:
@@ -376,14 +389,14 @@ def _leaves(group: BaseExceptionGroup[Any]) -> Iterable[BaseException]:
 
 
 def _result(model: Model[Any, Any], options: HypothesisOptions, collector: Collector, violations: Sequence[Discovery],
-            seconds: float) -> ExplorationResult:
+            seconds: float, reason: str) -> ExplorationResult:
     properties: Sequence[Property] = model.properties()
     order = {p.name: i for i, p in enumerate(properties)}
     found = {name: f.discovery for name, f in collector.examples_found.items()}
     discoveries = sorted([*violations, *found.values()], key=lambda d: order[d.property])
-    outcome = Outcome.VIOLATION if violations else Outcome.OK
+    outcome = Outcome.VIOLATION if violations else Outcome.INCONCLUSIVE if reason else Outcome.OK
     never_found: tuple[str, ...] = ()
-    if not violations:
+    if outcome is Outcome.OK:
         never_found = tuple(p.name for p in properties if not p.kind.is_violation and p.name not in found)
     by_action: dict[str, int] = {}
     for name, _ in collector.by_action:
@@ -408,6 +421,8 @@ def _result(model: Model[Any, Any], options: HypothesisOptions, collector: Colle
         "longest_example": collector.longest,
         "database": None if options.database is None or options.derandomize else str(options.database),
         **({"shortest_violating_prefix": min(d.trace_length for d in violations)} if violations else {}),
+        **({"first_violation_after_examples": collector.first_violation[0],
+            "first_violation_after_seconds": collector.first_violation[1]} if collector.first_violation else {}),
     }
     return ExplorationResult(outcome=outcome, engine=ENGINE, stats=stats, discoveries=tuple(discoveries),
-                             never_found=never_found, details=details)
+                             never_found=never_found, reason=reason, details=details)

@@ -52,10 +52,11 @@ from explorer.results import (
 
 ENGINE = "simulation"
 
-#: The first round runs this many walks; each next round twice as many as the one before, so a
-#: shallow bug stops the run early and a long run spends its time in a few large rounds (one
-#: Spark job each).
+#: The first round runs this many walks; each next round twice as many as the one before, up to
+#: LARGEST_ROUND: a shallow bug stops the run early, a long run spends its time in large rounds
+#: (one Spark job each), and a run stops at most LARGEST_ROUND walks after its first violation.
 FIRST_ROUND = 16
+LARGEST_ROUND = 1024
 
 #: Why a walk ended.
 END_DEPTH = "depth"  # it took ``depth`` steps
@@ -154,12 +155,12 @@ def walk_seed(seed: int, walk: int) -> int:
 
 
 def rounds(walks: int) -> Iterator[range]:
-    """The walk numbers of each round: 16, then 32, 64, … walks, the last one cut at ``walks``."""
+    """The walk numbers of each round: 16, 32, 64, … then 1024 walks a round, the last one cut at ``walks``."""
     start, size = 0, FIRST_ROUND
     while start < walks:
         end = min(start + size, walks)
         yield range(start, end)
-        start, size = end, size * 2
+        start, size = end, min(size * 2, LARGEST_ROUND)
 
 
 @attrs.frozen
@@ -361,20 +362,29 @@ def run_simulation(model: Model[Any, Any], options: SimulationOptions | None = N
     start = time.perf_counter()
     next_report = start + options.progress_interval_seconds
     tally, visited = Tally(), Visited()
-    for walk_numbers in rounds(options.walks):
-        for number in walk_numbers:
-            record = walker.walk(number)
-            tally.add(record.summary)
-            visited.add(record)
-            if options.progress is not None and time.perf_counter() >= next_report:
-                next_report = time.perf_counter() + options.progress_interval_seconds
+    reason = ""
+    try:
+        for walk_numbers in rounds(options.walks):
+            for number in walk_numbers:
+                record = walker.walk(number)
+                tally.add(record.summary)
+                visited.add(record)
+                if options.progress is not None and time.perf_counter() >= next_report:
+                    next_report = time.perf_counter() + options.progress_interval_seconds
+                    options.progress(_snapshot(start, tally, len(visited.fingerprints), options.walks))
+            if options.progress is not None:
                 options.progress(_snapshot(start, tally, len(visited.fingerprints), options.walks))
-        if options.progress is not None:
-            options.progress(_snapshot(start, tally, len(visited.fingerprints), options.walks))
-        if tally.violated:
-            break
+            if tally.violated:
+                break
+    except KeyboardInterrupt:
+        reason = interrupted_reason(tally.walks, options.walks)
     return simulation_result(walker, options, tally, len(visited.fingerprints), visited.distinct_by_action(),
-                             time.perf_counter() - start)
+                             time.perf_counter() - start, reason=reason)
+
+
+def interrupted_reason(done: int, walks: int) -> str:
+    return (f"interrupted after {done:,} of {walks:,} walks; the walks are reproducible, so run again with "
+            "the same seed (and as many walks) to continue where it stopped")
 
 
 def _snapshot(start: float, tally: Tally, distinct: int, walks: int) -> SimulationProgress:
@@ -383,16 +393,17 @@ def _snapshot(start: float, tally: Tally, distinct: int, walks: int) -> Simulati
 
 def simulation_result(walker: Walker, options: SimulationOptions, tally: Tally, distinct: int,
                       distinct_by_action: Mapping[str, int], seconds: float, *, engine: str = ENGINE,
-                      details: Mapping[str, Any] | None = None) -> ExplorationResult:
-    """The result of a finished simulation, its discoveries rebuilt by running their walks again
-    (shared by both engines, so that they report alike)."""
+                      details: Mapping[str, Any] | None = None, reason: str = "") -> ExplorationResult:
+    """The result of a simulation, its discoveries rebuilt by running their walks again (shared by
+    both engines, so that they report alike). ``reason`` says why it stopped early, if it did:
+    without a violation the outcome is then INCONCLUSIVE."""
     properties = walker.model.properties()
     order = {p.name: i for i, p in enumerate(properties)}
     discoveries = tuple(walker.discovery(tally.best[name]) for name in sorted(tally.best, key=order.__getitem__))
     violated = tally.violated
-    outcome = Outcome.VIOLATION if violated else Outcome.OK
+    outcome = Outcome.VIOLATION if violated else Outcome.INCONCLUSIVE if reason else Outcome.OK
     never_found: tuple[str, ...] = ()
-    if not violated:
+    if outcome is Outcome.OK:
         never_found = tuple(p.name for p in properties if not p.kind.is_violation and p.name not in tally.best)
     names = sorted(set(tally.generated) | set(distinct_by_action))
     stats = Statistics(
@@ -418,4 +429,5 @@ def simulation_result(walker: Walker, options: SimulationOptions, tally: Tally, 
         facts["shortest_violating_prefix"] = min(d.trace_length for d in discoveries if d.is_violation)
     facts.update(details or {})
     return ExplorationResult(outcome=outcome, engine=engine, stats=stats, discoveries=discoveries,
-                             never_found=never_found, details=facts)
+                             never_found=never_found, reason=reason if outcome is Outcome.INCONCLUSIVE else "",
+                             details=facts)

@@ -1,0 +1,103 @@
+"""The invariant suite: the Hypothesis state machine on every shipped scenario, on scenarios drawn by
+``tests/scenario_strategies.py``, and on a user's own scenario (``pytest --kmc-scenario FILE``).
+
+Budgets come from the Hypothesis profile (``tests/conftest.py``: ``ci`` is derandomized, ``dev``
+random). On the faithful model no property may fail but the known findings of kmc on Kafka's own
+semantics (``KNOWN_FINDINGS``); on a bug scenario a failure must violate a property BFS finds
+violated there. On drawn scenarios the suite is also a fuzzer for the model: an exception inside
+a transition fails the test with the scenario text and the path that provoked it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import attrs
+import pytest
+from hypothesis import given, settings
+from hypothesis.stateful import run_state_machine_as_test
+from scenario_strategies import KNOWN_FINDINGS, checked_properties, scenario_texts
+from test_scenarios_pinned import PINNED
+
+from explorer.hypothesis_machine import PropertyViolation, machine_for, machine_over
+from explorer.replay import replay
+from explorer.results import Outcome
+from kmc.compose import model_for, resolve_scenario, shipped_scenarios
+from model.kafka_model import KafkaControllerModel
+from model.scenario import load_scenario, load_scenario_file
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: Steps per example on the shipped scenarios (their BFS depths are 4 to 32).
+SHIPPED_STEPS = 40
+
+
+def build(text: str) -> KafkaControllerModel:
+    """The Kafka model of a scenario text, with the properties it selects."""
+    return model_for(load_scenario(text))
+
+
+@pytest.mark.parametrize("name", sorted(shipped_scenarios()))
+def test_machine_on_shipped_scenario(name: str) -> None:
+    """The machine finds no violation on a scenario whose BFS finds none; on a bug scenario any violation
+    it reports is one BFS reports, and its shrunk trace replays."""
+    model = model_for(resolve_scenario(name))
+    try:
+        run_state_machine_as_test(machine_for(model), settings=settings(stateful_step_count=SHIPPED_STEPS))
+    except PropertyViolation as violation:
+        pinned = PINNED[name]
+        assert pinned.outcome is Outcome.VIOLATION, str(violation)
+        assert violation.discovery.property in pinned.discoveries, str(violation)
+        assert replay(model, violation.discovery).fingerprints == violation.discovery.path
+
+
+def test_known_findings_are_findings_of_the_faithful_model() -> None:
+    """Each property left out of the drawn scenarios is violated, per BFS, by a shipped scenario with no bug
+    switch on: the exclusion rests on a finding, not on convenience."""
+    for prop, name in KNOWN_FINDINGS.items():
+        assert resolve_scenario(name).bugs == frozenset()
+        assert PINNED[name].outcome is Outcome.VIOLATION
+        assert prop in PINNED[name].discoveries
+
+
+def test_machine_on_drawn_scenarios() -> None:
+    """On scenarios of 3 to 8 brokers in 1 to 4 racks, 1 to 4 topics, every environment action enabled and
+    no bug switch on, no property but the known findings fails and the model never raises."""
+    run_state_machine_as_test(machine_over(scenario_texts(), build), settings=settings(stateful_step_count=60))
+
+
+@settings(max_examples=10)
+@given(scenario_texts())
+def test_drawn_scenarios_check_every_property_but_the_known_findings(text: str) -> None:
+    """A drawn scenario selects every registered property except the known findings, with every bug switch off,
+    and enables every environment action: a topic created by an admin, one deleted, every bound above 0."""
+    scenario = load_scenario(text)
+    assert scenario.properties == tuple(checked_properties())
+    assert scenario.bugs == frozenset()
+    assert any(not t.created_initially for t in scenario.topics)
+    assert any(t.deleted_by_admin for t in scenario.topics)
+    assert all(value > 0 for value in attrs.astuple(scenario.bounds))
+
+
+def test_user_scenario(request: pytest.FixtureRequest) -> None:
+    """`pytest --kmc-scenario FILE` runs the machine on FILE's scenario and fails with the shrunk counterexample."""
+    path = request.config.getoption("--kmc-scenario")
+    if path is None:
+        pytest.skip("no --kmc-scenario FILE given")
+    model = model_for(load_scenario_file(path))
+    run_state_machine_as_test(machine_for(model), settings=settings(stateful_step_count=SHIPPED_STEPS))
+
+
+def test_kmc_scenario_option_reports_the_shrunk_counterexample(tmp_path: Path) -> None:
+    """Run on the planted bug's file, pytest fails test_user_scenario and prints the counterexample step by step."""
+    scenario = ROOT / "model" / "scenarios" / "planted-complete-on-first-success.toml"
+    completed = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"{Path(__file__)}::test_user_scenario",
+         "--kmc-scenario", str(scenario)],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    assert "Action property deletion_completes_only_when_all_replicas_succeeded is violated" in completed.stdout
+    assert "Step 1:" in completed.stdout
