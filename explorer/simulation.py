@@ -309,6 +309,7 @@ class Tally:
         self.generated: dict[str, int] = {}
         self.taken: dict[str, int] = {}
         self.best: dict[str, WalkFinding] = {}
+        self.first_violating_walk: int | None = None
 
     def add(self, summary: WalkSummary) -> None:
         self.walks += 1
@@ -319,6 +320,9 @@ class Tally:
             self.generated[name] = self.generated.get(name, 0) + count
         for name, count in summary.taken:
             self.taken[name] = self.taken.get(name, 0) + count
+        if summary.end == END_VIOLATION and (self.first_violating_walk is None
+                                             or summary.walk < self.first_violating_walk):
+            self.first_violating_walk = summary.walk
         for found in summary.findings:
             current = self.best.get(found.candidate.property)
             if current is None or found.key() < current.key():
@@ -427,6 +431,7 @@ def simulation_result(walker: Walker, options: SimulationOptions, tally: Tally, 
     }
     if violated:
         facts["shortest_violating_prefix"] = min(d.trace_length for d in discoveries if d.is_violation)
+        facts["first_violating_walk"] = tally.first_violating_walk
     facts.update(details or {})
     return ExplorationResult(outcome=outcome, engine=engine, stats=stats, discoveries=discoveries,
                              never_found=never_found, reason=reason if outcome is Outcome.INCONCLUSIVE else "",

@@ -23,7 +23,7 @@ from explorer.hypothesis_machine import HypothesisOptions, run_hypothesis
 from explorer.replay import replay
 from explorer.results import Discovery, ExplorationResult, Outcome
 from explorer.simulation import SimulationOptions, run_simulation
-from kmc.commands.simulate import DEFAULT_DEPTH, DEFAULT_MAX_EXAMPLES, DEFAULT_WALKS
+from kmc.commands.simulate import DEFAULT_EXAMPLE_DEPTH, DEFAULT_MAX_EXAMPLES, DEFAULT_WALK_DEPTH, DEFAULT_WALKS
 from kmc.compose import model_for, resolve_scenario
 from model.kafka_model import KafkaControllerModel
 
@@ -85,7 +85,7 @@ def bfs_shortest(model: Model[object, object], name: str, discovery: Discovery) 
 def test_simulation_finds_what_bfs_finds(name: str) -> None:
     """Random walks with kmc simulate's default budget and seed find the scenario's BFS violation, with
     a trace that replays and is no shorter than BFS's."""
-    result = run_simulation(_model(name), SimulationOptions(walks=DEFAULT_WALKS, depth=DEFAULT_DEPTH, seed=0))
+    result = run_simulation(_model(name), SimulationOptions(walks=DEFAULT_WALKS, depth=DEFAULT_WALK_DEPTH, seed=0))
     check_agrees_with_bfs(name, result)
 
 
@@ -93,6 +93,6 @@ def test_simulation_finds_what_bfs_finds(name: str) -> None:
 def test_hypothesis_finds_what_bfs_finds(name: str) -> None:
     """Hypothesis with kmc simulate's default budget and seed finds the scenario's BFS violation, shrunk
     to a trace that replays, is no shorter than BFS's, and violates a property BFS finds violated too."""
-    options = HypothesisOptions(max_examples=DEFAULT_MAX_EXAMPLES, depth=DEFAULT_DEPTH, seed=0)
+    options = HypothesisOptions(max_examples=DEFAULT_MAX_EXAMPLES, depth=DEFAULT_EXAMPLE_DEPTH, seed=0)
     result = run_hypothesis(_model(name), options)
     check_agrees_with_bfs(name, result)

@@ -224,9 +224,12 @@ def test_simulate_with_hypothesis_keeps_its_database_under_out(tmp_path: Path) -
         (["--hypothesis", "--engine", "spark"], "--hypothesis"),
         (["--master", "local[2]"], "--master"),
         (["--walks", "0"], "--walks"),
+        (["--hypothesis", "--walks", "10"], "--walks"),
+        (["--max-examples", "10"], "--max-examples"),
         (["no-such-scenario"], "no-such-scenario"),
     ],
-    ids=["hypothesis-on-spark", "master-without-spark", "no-walks", "unknown-scenario"],
+    ids=["hypothesis-on-spark", "master-without-spark", "no-walks", "walks-with-hypothesis",
+         "examples-without-hypothesis", "unknown-scenario"],
 )
 def test_simulate_bad_usage_exits_2(args: list[str], named: str, tmp_path: Path) -> None:
     """Bad usage is one sentence naming the offending option or value, exit status 2, no run directory."""

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from explorer.results import ExplorationResult
 from explorer.simulation import CHOICES, CHOOSE_FAMILY, SimulationOptions, SimulationProgressPrinter
@@ -29,10 +30,14 @@ from model.scenario import Scenario, ScenarioError
 
 ENGINES = ("local", "spark")
 
-#: The default budgets; every shipped bug scenario is found well within them (tests/test_explorers_agree.py).
+#: The default budgets (tests/test_explorers_agree.py checks what they find on the bug scenarios).
+#: Walks are cheap, so they may go as deep as the larger scenarios' walks do (about 60 steps on six
+#: brokers and three topics); a Hypothesis step costs several times a walk's, and an example runs all
+#: its steps (stuttering once no action is left), so its examples are shorter.
 DEFAULT_WALKS = 20_000
-DEFAULT_DEPTH = 50
+DEFAULT_WALK_DEPTH = 100
 DEFAULT_MAX_EXAMPLES = 5_000
+DEFAULT_EXAMPLE_DEPTH = 50
 
 #: The example database's directory under --out, shared by the runs written there.
 HYPOTHESIS_DATABASE = "hypothesis-db"
@@ -43,8 +48,9 @@ HYPOTHESIS_DATABASE = "hypothesis-db"
 @click.argument("scenario", required=False)
 @click.option("--walks", type=click.IntRange(min=1), default=DEFAULT_WALKS, show_default=True,
               help="Random walks to run (without --hypothesis).")
-@click.option("--depth", type=click.IntRange(min=0), default=DEFAULT_DEPTH, show_default=True,
-              help="Most steps per walk or per Hypothesis example.")
+@click.option("--depth", type=click.IntRange(min=0), default=None,
+              help=f"Most steps per walk [default: {DEFAULT_WALK_DEPTH}] or per Hypothesis example "
+                   f"[default: {DEFAULT_EXAMPLE_DEPTH}].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the walks, or given to Hypothesis.")
 @click.option("--choose", "choice", type=click.Choice(CHOICES), default=CHOOSE_FAMILY, show_default=True,
               help="family: an action family at random, then one of its successors; successor: any successor.")
@@ -58,9 +64,14 @@ HYPOTHESIS_DATABASE = "hypothesis-db"
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=Path("reports/runs"),
               show_default=True, help="Where run directories (and Hypothesis's example database) are created.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def simulate(scenario: str | None, walks: int, depth: int, seed: int, choice: str, use_hypothesis: bool,
+def simulate(scenario: str | None, walks: int, depth: int | None, seed: int, choice: str, use_hypothesis: bool,
              max_examples: int, engine: str, master: str | None, conf: tuple[str, ...], out: Path, fmt: str) -> None:
     try:
+        given = click.get_current_context().get_parameter_source
+        if use_hypothesis and given("walks") is ParameterSource.COMMANDLINE:
+            raise UsageProblem("--walks counts random walks; with --hypothesis give --max-examples instead.")
+        if not use_hypothesis and given("max_examples") is ParameterSource.COMMANDLINE:
+            raise UsageProblem("--max-examples counts Hypothesis examples; add --hypothesis or give --walks instead.")
         spark_conf = parse_conf(conf)
         if engine == "local" and (master or spark_conf):
             raise UsageProblem("--master and --conf apply to --engine spark; drop them or use spark.")
@@ -75,9 +86,11 @@ def simulate(scenario: str | None, walks: int, depth: int, seed: int, choice: st
     run_dir.mkdir(parents=True, exist_ok=True)
     started = time.time()
     if use_hypothesis:
-        result = _hypothesis(sc, model, out, max_examples, depth, seed, choice)
+        result = _hypothesis(sc, model, out, max_examples, DEFAULT_EXAMPLE_DEPTH if depth is None else depth, seed,
+                             choice)
     else:
-        options = SimulationOptions(walks=walks, depth=depth, seed=seed, choice=choice,
+        options = SimulationOptions(walks=walks, depth=DEFAULT_WALK_DEPTH if depth is None else depth, seed=seed,
+                                    choice=choice,
                                     progress=SimulationProgressPrinter())
         result = _walks(engine, sc, model, options, run_dir, master, spark_conf)
     extra = {"scenario": scenario_facts(sc), "run_dir": str(run_dir)}
