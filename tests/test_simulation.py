@@ -238,3 +238,25 @@ def test_simulate_bad_usage_exits_2(args: list[str], named: str, tmp_path: Path)
     assert named in result.stderr
     assert "Traceback" not in result.stderr
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_simulate_on_spark_prints_what_local_prints(spark: Any, tmp_path: Path) -> None:  # noqa: F811
+    """`kmc simulate --engine spark` and `--engine local` with one seed print the same JSON document on
+    kafka-6650 (statistics, discoveries with their traces, details), but for times, engine and master."""
+    documents = []
+    for engine in ("local", "spark"):
+        result = kmc("simulate", "kafka-6650", "--walks", "120", "--seed", "5", "--engine", engine,
+                     "--format", "json", "--out", str(tmp_path / engine))
+        assert result.exit_code in (0, 1), result.stderr
+        documents.append(json.loads(result.stdout))
+    local, on_spark = documents
+    assert (local["engine"], on_spark["engine"]) == ("simulation", "simulation-spark")
+    for document in documents:
+        for key in ("engine", "run_dir"):
+            del document[key]
+        document["statistics"] = {k: v for k, v in document["statistics"].items()
+                                  if k not in ("seconds", "states_per_second")}
+        document["details"].pop("master", None)
+    assert on_spark == local
