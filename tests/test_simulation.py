@@ -196,6 +196,15 @@ def test_simulate_finds_the_planted_bug_as_json(tmp_path: Path) -> None:
     assert {p.name for p in run_dir.iterdir()} >= {"summary.json", "report.txt"}
 
 
+def test_simulate_text_says_how_many_walks_ran(tmp_path: Path) -> None:
+    """The text output starts with the walks run, the seed, the distinct states and the shortest violating prefix."""
+    result = kmc("simulate", "kafka-7235", "--walks", "100", "--seed", "2", "--out", str(tmp_path))
+    assert result.exit_code == 1, result.stderr
+    first = result.stdout.splitlines()[0]
+    assert first.startswith("Simulation ran 16 of 100 walks (seed 2, family choice), ")
+    assert first.endswith("; the shortest violating prefix is 3 steps.")
+
+
 def test_simulate_without_violation_exits_0(tmp_path: Path) -> None:
     """A simulation that finds no violation exits 0 and says how many walks it ran."""
     result = kmc("simulate", "deletion-3brokers", "--walks", "40", "--seed", "3", "--format", "json",

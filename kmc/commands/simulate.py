@@ -94,7 +94,24 @@ def simulate(scenario: str | None, walks: int, depth: int | None, seed: int, cho
                                     progress=SimulationProgressPrinter())
         result = _walks(engine, sc, model, options, run_dir, master, spark_conf)
     extra = {"scenario": scenario_facts(sc), "run_dir": str(run_dir)}
+    if fmt == "text":
+        # The text report renders what every engine has; what only a simulation has goes first.
+        click.echo(summary_line(result))
     finish_run(model, result, run_dir, extra, fmt, started)
+
+
+def summary_line(result: ExplorationResult) -> str:
+    """One line on the walks or examples run: how many, from which seed, the shortest violating prefix."""
+    d = result.details
+    if result.engine == "hypothesis":
+        ran = f"Hypothesis ran {d['examples']:,} examples (at most {d['max_examples']:,} asked, seed {d['seed']})"
+    else:
+        ran = (f"Simulation ran {d['walks']:,} of {d['walks_requested']:,} walks "
+               f"(seed {d['seed']}, {d['choice']} choice)")
+    ran += f", {result.stats.distinct:,} distinct states visited"
+    if "shortest_violating_prefix" in d:
+        ran += f"; the shortest violating prefix is {d['shortest_violating_prefix']} steps"
+    return ran + "."
 
 
 def _walks(engine: str, sc: Scenario, model: Any, options: SimulationOptions, run_dir: Path, master: str | None,
