@@ -15,6 +15,12 @@ three topics, more than BFS finishes in ten minutes on two cores), the distinct 
 and Hypothesis reach per second, and the steps they take per second. ``--bfs-minutes`` runs
 ``kmc explore --engine local`` on it for that long and prints how far it got.
 
+``--odds`` prints, per bug scenario, the exact probability that one random walk finds its violation,
+for both ways of choosing a step (``--choose family`` and ``successor``), computed over the whole
+reachable state graph (the walks' semantics: a state is a hit when a violation is found on it or on
+a transition out of it; a state without successors ends the walk); its inverse is the mean number
+of walks needed.
+
 Prints Markdown tables (the README's performance section shows them).
 """
 
@@ -28,6 +34,9 @@ import time
 from pathlib import Path
 
 from explorer.bfs import run_bfs
+from explorer.contract import Model
+from explorer.expand import PropertySet, expand
+from explorer.fingerprint import fingerprint
 from explorer.hypothesis_machine import HypothesisOptions, run_hypothesis
 from explorer.results import ExplorationResult
 from explorer.simulation import SimulationOptions, run_simulation
@@ -107,9 +116,74 @@ def bfs_on_large(minutes: float) -> None:
         print(f"    {last}")
 
 
+def walk_odds(model: Model[object, object]) -> tuple[int, dict[str, float]]:
+    """The number of reachable states and, per way of choosing a step, the probability that a walk from
+    the (first) initial state finds a violation (assuming walks end before their depth bound)."""
+    properties = PropertySet.of(model.properties())
+    violation = {p.name for p in model.properties() if p.kind.is_violation}
+    # fingerprint -> (hit, [(child fingerprint, action name)])
+    graph: dict[int, tuple[bool, list[tuple[int, str]]]] = {}
+    initial = model.init_states()[0]
+    start = fingerprint(model.encode(initial))
+    stack = [(start, initial)]
+    while stack:
+        fp, state = stack.pop()
+        if fp in graph:
+            continue
+        expansion = expand(model, state, properties)
+        hit = any(f.property in violation for f in expansion.findings)
+        graph[fp] = (hit, [(c.fingerprint, c.action_name) for c in expansion.successors])
+        if not hit:
+            stack.extend((c.fingerprint, c.state) for c in expansion.successors if c.fingerprint not in graph)
+
+    def probability(weight_of: str) -> float:
+        memo: dict[int, float] = {}
+        order: list[int] = []  # post-order by an explicit stack: the graphs are deeper than Python's recursion
+        seen: set[int] = set()
+        todo = [(start, False)]
+        while todo:
+            fp, children_done = todo.pop()
+            if children_done:
+                order.append(fp)
+                continue
+            if fp in seen:
+                continue
+            seen.add(fp)
+            todo.append((fp, True))
+            hit, successors = graph[fp]
+            if not hit:  # a walk stops at a hit: what lies beyond was not expanded
+                todo.extend((child, False) for child, _ in successors if child not in seen)
+        for fp in order:
+            hit, successors = graph[fp]
+            if hit or not successors:
+                memo[fp] = 1.0 if hit else 0.0
+                continue
+            families: dict[str, int] = {}
+            for _, name in successors:
+                families[name] = families.get(name, 0) + 1
+            total = 0.0
+            for child, name in successors:
+                weight = 1 / len(successors) if weight_of == "successor" else 1 / (len(families) * families[name])
+                total += weight * memo.get(child, 0.0)  # a child not yet valued closes a cycle: counted as a miss
+            memo[fp] = total
+        return memo[start]
+
+    return len(graph), {choice: probability(choice) for choice in ("family", "successor")}
+
+
+def odds_table(names: tuple[str, ...]) -> None:
+    print("| scenario | states a walk can reach | P(walk finds it), family first | mean walks | "
+          "P(walk finds it), any successor | mean walks |")
+    print("|---|---|---|---|---|---|")
+    for name in names:
+        states, odds = walk_odds(model_for(resolve_scenario(name)))
+        cells = " | ".join(f"{odds[c]:.2e} | {1 / odds[c]:,.0f}" for c in ("family", "successor"))
+        print(f"| `{name}` | {states:,} | {cells} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", choices=("bugs", "large"), default=None)
+    parser.add_argument("--only", choices=("bugs", "large", "odds"), default=None)
     parser.add_argument("--scenario", action="append", help="bug scenarios to run (default: all five)")
     parser.add_argument("--large-walks", type=int, default=2000)
     parser.add_argument("--large-examples", type=int, default=300)
@@ -121,6 +195,8 @@ def main() -> None:
     if args.only in (None, "large"):
         large_table(args.large_walks, args.large_examples)
         print()
+    if args.only == "odds":
+        odds_table(tuple(args.scenario) if args.scenario else BUG_SCENARIOS)
     if args.bfs_minutes > 0:
         bfs_on_large(args.bfs_minutes)
 
