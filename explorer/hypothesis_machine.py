@@ -186,10 +186,10 @@ class ModelMachine(RuleBasedStateMachine):
             raise ModelCrash(self._crash_message(e)) from e
         collector = self.collector
         if collector is not None:
-            collector.steps += via is not None
             collector.longest = max(collector.longest, len(self.action_indices))
             collector.fingerprints.add(fp)
             if via is not None:
+                collector.steps += 1
                 collector.by_action.add((via.action_name, fp))
             for successor in self.expansion.successors:
                 collector.generated[successor.action_name] = collector.generated.get(successor.action_name, 0) + 1
