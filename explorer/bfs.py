@@ -13,23 +13,38 @@ the choices that could depend on iteration order follow the rules of :mod:`explo
 * per property, the finding of a level with the smallest :meth:`Candidate.key` is reported;
 * a violation stops the search at the end of the level in which it was found.
 
-Bounds are applied at level boundaries, as the Spark BFS can only apply them: a level at
-``max_depth``, or reached when ``max_states`` distinct states are known, is checked but not
-expanded, and the result is INCONCLUSIVE unless a violation was found.
+Bounds, as the Spark BFS applies them too: a level at ``max_depth``, or reached when
+``max_states`` distinct states are known, is checked but not expanded. ``max_states`` also holds
+within a level: the level in which it is reached keeps only the new states with the smallest
+fingerprints that fit (a deterministic choice both engines make), so a search never holds more
+than ``max_states`` states. The result is then INCONCLUSIVE unless a violation was found.
+
+Budgets (:class:`explorer.stopping.Limits`: a time limit, a memory budget, a stop requested from
+outside such as Ctrl-C) are looked at every few hundred states; when one is exhausted the level in
+progress is abandoned and the search returns what the complete levels found, INCONCLUSIVE.
+
+With :class:`Checkpointing`, the search as it stood at the start of a level is saved in the run
+directory (:mod:`explorer.checkpoint`) every ``every_seconds``, and whenever it stops early, so
+that ``resume`` continues from there and ends with the counts of an uninterrupted run.
 """
 
 from __future__ import annotations
 
+import heapq
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import attrs
 
+from explorer import checkpoint as checkpoints
+from explorer.checkpoint import Checkpoint, LocalManifest, ParentMap, ResumeError, StoredDiscovery
 from explorer.contract import Model, PropertyKind
 from explorer.expand import Finding, PropertySet, expand
-from explorer.fingerprint import fingerprint
+from explorer.fingerprint import FINGERPRINT_BITS, fingerprint
 from explorer.progress import ProgressSnapshot
+from explorer.replay import ReplayError, replay_states
 from explorer.results import (
     ActionCoverage,
     Candidate,
@@ -38,13 +53,14 @@ from explorer.results import (
     LevelStats,
     Outcome,
     Statistics,
+    StopCause,
     pick_per_property,
 )
+from explorer.stopping import Limits
 
-#: Parent pointers: fingerprint -> (parent fingerprint, action index); None for initial states.
-ParentMap = dict[int, tuple[int, int] | None]
+__all__ = ["BfsOptions", "Checkpointing", "ParentMap", "ResumeError", "bound_reached", "path_to", "run_bfs"]
 
-# How many expanded states between two looks at the clock for progress reports.
+# How many expanded states between two looks at the clock, the memory and the stop request.
 _CLOCK_EVERY = 512
 
 
@@ -53,14 +69,35 @@ def _non_negative(_instance: Any, attribute: attrs.Attribute[Any], value: int | 
         raise ValueError(f"{attribute.name} must be at least 0, got {value}")
 
 
+def _fingerprint_width(_instance: Any, _attribute: attrs.Attribute[Any], value: int) -> None:
+    if value not in FINGERPRINT_BITS:
+        raise ValueError(f"fingerprint_bits must be one of {FINGERPRINT_BITS}, got {value}")
+
+
+@attrs.frozen
+class Checkpointing:
+    """Where and how often a local search saves itself (see :mod:`explorer.checkpoint`).
+
+    ``every_seconds`` is the least time between two checkpoints (taken at level boundaries; 0:
+    every level). ``resume`` continues the run the directory holds; the scenario hash and kmc
+    version are recorded and a run recorded with others is refused.
+    """
+
+    run_dir: Path = attrs.field(converter=Path)
+    every_seconds: float = 300.0
+    resume: bool = False
+    scenario_hash: str = ""
+    kmc_version: str = ""
+
+
 @attrs.frozen
 class BfsOptions:
-    """Bounds and progress reporting of a local BFS.
+    """Bounds, budgets and progress reporting of a local BFS.
 
     ``max_depth`` is the longest trace explored, in steps: states ``max_depth`` steps from an
-    initial state are checked but not expanded. ``max_states`` stops the search at the end of the
-    level in which the number of distinct states reaches it (the last level is checked, not
-    expanded). ``progress`` receives a :class:`ProgressSnapshot` every ``progress_interval_seconds``
+    initial state are checked but not expanded. ``max_states`` bounds the distinct states found
+    (see the module docstring). ``limits`` holds the time limit, the memory budget and the stop
+    request. ``progress`` receives a :class:`ProgressSnapshot` every ``progress_interval_seconds``
     and once at the end.
     """
 
@@ -68,10 +105,16 @@ class BfsOptions:
     max_states: int | None = attrs.field(default=None, validator=_non_negative)
     progress: Callable[[ProgressSnapshot], None] | None = attrs.field(default=None, eq=False)
     progress_interval_seconds: float = 10.0
+    limits: Limits = attrs.field(factory=Limits)
+    fingerprint_bits: int = attrs.field(default=64, validator=_fingerprint_width)
+    checkpointing: Checkpointing | None = None
 
 
 def run_bfs(model: Model[Any, Any], options: BfsOptions | None = None) -> ExplorationResult:
-    """Explore every state of ``model`` reachable within the bounds of ``options``, breadth first."""
+    """Explore every state of ``model`` reachable within the bounds of ``options``, breadth first.
+
+    Raises :class:`explorer.checkpoint.ResumeError` when a run directory cannot be used as asked.
+    """
     return _Search(model, options or BfsOptions()).run()
 
 
@@ -79,12 +122,29 @@ def run_bfs(model: Model[Any, Any], options: BfsOptions | None = None) -> Explor
 class _Level:
     """What expanding one level produced: its best finding per property, the next level in the
     order it was reached, the chosen parent transition of each new state (with the action's name,
-    for coverage), and the number of successors generated."""
+    for coverage), and the number of successors generated. ``truncated`` when ``max_states`` left
+    out new states; ``stopped`` when a budget ran out and the level was abandoned."""
 
     best: dict[str, Candidate]
     frontier: list[tuple[int, Any]]
     parents: dict[int, tuple[int, int, str]]
     generated: int
+    truncated: bool = False
+    stopped: tuple[StopCause, str] | None = None
+
+
+@attrs.frozen
+class _Snapshot:
+    """The counters at the start of a level, to return to when the level is abandoned."""
+
+    depth: int
+    frontier: list[tuple[int, Any]]
+    generated: int
+    generated_by_action: dict[str, int]
+    distinct_by_action: dict[str, int]
+    levels: int
+    discoveries: int
+    examples_found: frozenset[str]
 
 
 class _Search:
@@ -93,11 +153,15 @@ class _Search:
     def __init__(self, model: Model[Any, Any], options: BfsOptions) -> None:
         self.model = model
         self.options = options
+        self.bits = options.fingerprint_bits
         properties = model.properties()
+        self.properties = properties
         self.property_set = PropertySet.of(properties)
         self.kinds = {p.name: p.kind for p in properties}
         self.property_order = {p.name: i for i, p in enumerate(properties)}
         self.start = time.perf_counter()
+        self.started = time.monotonic()
+        self.seconds_before = 0.0
         self.next_report = self.start + options.progress_interval_seconds
         self.parents: ParentMap = {}
         self.generated = 0
@@ -106,14 +170,35 @@ class _Search:
         self.levels: list[LevelStats] = []
         self.discoveries: list[Discovery] = []
         self.examples_found: set[str] = set()
+        self.manifest: LocalManifest | None = None
+        self.last_checkpoint = self.started
+        self.checkpointed_depth: int | None = None  # the level start the current checkpoint holds
+        self.truncated_level = False  # max_states truncated a level: the checkpoint before it stays
+
+    # -- the level loop -------------------------------------------------------------------------
 
     def run(self) -> ExplorationResult:
-        frontier = self._initial_level()
-        depth = 0
+        frontier, depth = self._start()
         while True:
             stop_reason = self._bound_reached(depth)
+            snapshot = self._snapshot(frontier, depth)
+            if stop_reason is not None or self._checkpoint_due():
+                self._checkpoint(snapshot)
             level_start = time.perf_counter()
-            level = self._expand_level(frontier, depth, generate=stop_reason is None)
+            stopped = self.options.limits.exceeded(self.started)
+            level = (
+                _Level({}, [], {}, 0, stopped=stopped)
+                if stopped is not None
+                else self._expand_level(frontier, depth, generate=stop_reason is None)
+            )
+            if level.stopped is not None:
+                self._restore(snapshot)
+                self._checkpoint(snapshot)
+                cause, reason = level.stopped
+                return self._result(Outcome.INCONCLUSIVE, queue=len(frontier), reason=reason, cause=cause)
+            if level.truncated:
+                self._checkpoint(snapshot)
+                self.truncated_level = True
             self._adopt(level.parents)
             self.levels.append(
                 LevelStats(
@@ -131,18 +216,63 @@ class _Search:
             if self._record(level.best):
                 return self._result(Outcome.VIOLATION, queue=queue)
             if stop_reason is not None:
-                return self._result(Outcome.INCONCLUSIVE, queue=queue, reason=stop_reason)
+                cause = StopCause.DEPTH_BOUND if stop_reason.startswith("depth") else StopCause.STATE_BOUND
+                return self._result(Outcome.INCONCLUSIVE, queue=queue, reason=stop_reason, cause=cause)
             if not next_frontier:
                 return self._result(Outcome.OK, queue=0)
             frontier = next_frontier
             depth += 1
+
+    def _start(self) -> tuple[list[tuple[int, Any]], int]:
+        """The first level to expand: level 0, or the level a checkpoint was taken at."""
+        setup = self.options.checkpointing
+        if setup is None:
+            return self._initial_level(), 0
+        manifest = checkpoints.read_manifest(setup.run_dir)
+        if not setup.resume:
+            if manifest is not None:
+                raise ResumeError(
+                    f"{setup.run_dir} already holds a local run; pass --resume {setup.run_dir} to continue it, "
+                    "or choose another output directory"
+                )
+        elif manifest is not None:
+            self._check_resumable(setup, manifest)
+        if manifest is None or manifest.checkpoint is None:
+            self.manifest = LocalManifest(setup.scenario_hash, setup.kmc_version, self.bits)
+            checkpoints.write_manifest(setup.run_dir, self.manifest)
+            return self._initial_level(), 0
+        self.manifest = attrs.evolve(manifest, completed=False, outcome=None, reason="")
+        return self._restore_checkpoint(checkpoints.read_checkpoint(setup.run_dir, manifest))
+
+    def _check_resumable(self, setup: Checkpointing, manifest: LocalManifest) -> None:
+        where = setup.run_dir
+        if manifest.scenario_hash != setup.scenario_hash:
+            raise ResumeError(
+                f"{where} was explored with another scenario (hash {manifest.scenario_hash}, this one is "
+                f"{setup.scenario_hash}); resume it with the scenario it started with, or start a new run"
+            )
+        if manifest.kmc_version != setup.kmc_version:
+            raise ResumeError(
+                f"{where} was written by kmc {manifest.kmc_version}, this is kmc {setup.kmc_version}; states may "
+                "be encoded differently, so start a new run"
+            )
+        if manifest.fingerprint_bits != self.bits:
+            raise ResumeError(
+                f"{where} was explored with {manifest.fingerprint_bits}-bit fingerprints; resume it with "
+                f"--fingerprint-bits {manifest.fingerprint_bits}"
+            )
+        if manifest.completed:
+            raise ResumeError(
+                f"{where} holds a finished run (outcome {manifest.outcome}); its reports are in that directory, "
+                "and a new run needs no --resume"
+            )
 
     def _initial_level(self) -> list[tuple[int, Any]]:
         """Level 0: the initial states, de-duplicated; each counts as generated, as in TLC."""
         frontier: list[tuple[int, Any]] = []
         for state in self.model.init_states():
             self.generated += 1
-            fp = fingerprint(self.model.encode(state))
+            fp = fingerprint(self.model.encode(state), self.bits)
             if fp not in self.parents:
                 self.parents[fp] = None
                 frontier.append((fp, state))
@@ -150,21 +280,29 @@ class _Search:
 
     def _bound_reached(self, depth: int) -> str | None:
         """Why the level at ``depth`` must not be expanded, or None."""
-        return bound_reached(depth, len(self.parents), self.options.max_depth, self.options.max_states)
+        return bound_reached(depth, len(self.parents), self.options.max_depth, self.options.max_states,
+                             truncated=self.truncated_level)
+
+    # -- one level ------------------------------------------------------------------------------
 
     def _expand_level(self, frontier: list[tuple[int, Any]], depth: int, *, generate: bool) -> _Level:
         """Expand every state of ``frontier`` (the hot loop)."""
-        model, property_set, kinds = self.model, self.property_set, self.kinds
+        model, property_set, kinds, bits = self.model, self.property_set, self.kinds, self.bits
         skip = frozenset(self.examples_found)
         parents = self.parents
         generated_by_action = self.generated_by_action
         progress = self.options.progress
+        limits = self.options.limits
+        max_states = self.options.max_states
+        room = None if max_states is None else max_states - len(parents)
+        largest_kept: list[int] = []  # a max-heap (negated) of the kept new fingerprints once room is full
+        truncated = False
         best: dict[str, Candidate] = {}
-        next_frontier: list[tuple[int, Any]] = []
+        next_states: dict[int, Any] = {}
         next_parents: dict[int, tuple[int, int, str]] = {}
         generated = 0
         for expanded, (fp, state) in enumerate(frontier, 1):
-            expansion = expand(model, state, property_set, generate=generate, skip=skip)
+            expansion = expand(model, state, property_set, generate=generate, skip=skip, fingerprint_bits=bits)
             if expansion.findings:
                 best = pick_per_property(
                     [*best.values(), *(_candidate(f, kinds, depth, fp) for f in expansion.findings)]
@@ -177,20 +315,35 @@ class _Search:
                 child = successor.fingerprint
                 chosen = next_parents.get(child)
                 if chosen is None:
-                    if child not in parents:
-                        next_parents[child] = (fp, successor.action_index, name)
-                        next_frontier.append((child, successor.state))
+                    if child in parents:
+                        continue
+                    if room is not None and len(next_parents) >= room:
+                        # max_states within the level: keep the smallest new fingerprints.
+                        truncated = True
+                        if not largest_kept:
+                            largest_kept = [-kept for kept in next_parents]
+                            heapq.heapify(largest_kept)
+                        if child > -largest_kept[0]:
+                            continue
+                        evicted = -heapq.heapreplace(largest_kept, -child)
+                        del next_parents[evicted], next_states[evicted]
+                    next_parents[child] = (fp, successor.action_index, name)
+                    next_states[child] = successor.state
                 elif fp < chosen[0] or (fp == chosen[0] and successor.action_index < chosen[1]):
                     next_parents[child] = (fp, successor.action_index, name)
+            if expanded % _CLOCK_EVERY == 0:
+                stopped = limits.exceeded(self.started)
+                if stopped is not None:
+                    return _Level({}, [], {}, generated, stopped=stopped)
             if progress is not None and (expanded % _CLOCK_EVERY == 0 or expanded == len(frontier)):
                 self._maybe_report(
                     depth,
                     self.generated + generated,
                     len(parents) + len(next_parents),
-                    queue=len(frontier) - expanded + len(next_frontier),
+                    queue=len(frontier) - expanded + len(next_parents),
                 )
         self.generated += generated
-        return _Level(best, next_frontier, next_parents, generated)
+        return _Level(best, list(next_states.items()), next_parents, generated, truncated)
 
     def _adopt(self, next_parents: dict[int, tuple[int, int, str]]) -> None:
         """Make the new states of a level visited, with their chosen parent transition."""
@@ -217,7 +370,7 @@ class _Search:
             assert candidate.child_fingerprint is not None
             path = (*path, candidate.child_fingerprint)
             action_indices = (*action_indices, candidate.action_index)
-        return Discovery(candidate.property, candidate.kind, candidate.evidence, path, action_indices)
+        return Discovery(candidate.property, candidate.kind, candidate.evidence, path, action_indices, self.bits)
 
     def _maybe_report(self, depth: int, generated: int, distinct: int, *, queue: int) -> None:
         progress = self.options.progress
@@ -225,10 +378,107 @@ class _Search:
         if progress is None or now < self.next_report:
             return
         self.next_report = now + self.options.progress_interval_seconds
-        progress(ProgressSnapshot(now - self.start, depth + 1, generated, distinct, queue))
+        progress(ProgressSnapshot(self._elapsed(), depth + 1, generated, distinct, queue))
 
-    def _result(self, outcome: Outcome, *, queue: int, reason: str = "") -> ExplorationResult:
-        seconds = time.perf_counter() - self.start
+    # -- checkpoints ----------------------------------------------------------------------------
+
+    def _snapshot(self, frontier: list[tuple[int, Any]], depth: int) -> _Snapshot:
+        return _Snapshot(
+            depth=depth,
+            frontier=frontier,
+            generated=self.generated,
+            generated_by_action=dict(self.generated_by_action),
+            distinct_by_action=dict(self.distinct_by_action),
+            levels=len(self.levels),
+            discoveries=len(self.discoveries),
+            examples_found=frozenset(self.examples_found),
+        )
+
+    def _restore(self, snapshot: _Snapshot) -> None:
+        """Back to the start of the level of ``snapshot`` (only the counters moved since)."""
+        self.generated = snapshot.generated
+        self.generated_by_action = dict(snapshot.generated_by_action)
+        self.distinct_by_action = dict(snapshot.distinct_by_action)
+        del self.levels[snapshot.levels :]
+        del self.discoveries[snapshot.discoveries :]
+        self.examples_found = set(snapshot.examples_found)
+
+    def _checkpoint_due(self) -> bool:
+        setup = self.options.checkpointing
+        return setup is not None and time.monotonic() - self.last_checkpoint >= setup.every_seconds
+
+    def _checkpoint(self, snapshot: _Snapshot) -> None:
+        """Save the search as it stood at the start of the snapshot's level (once per level)."""
+        setup = self.options.checkpointing
+        if setup is None or self.manifest is None or self.truncated_level:
+            return
+        if self.checkpointed_depth == snapshot.depth:
+            return
+        encode = self.model.encode
+        saved = Checkpoint(
+            depth=snapshot.depth,
+            parents=self.parents,
+            frontier=[(fp, encode(state)) for fp, state in snapshot.frontier],
+            generated=snapshot.generated,
+            generated_by_action=snapshot.generated_by_action,
+            distinct_by_action=snapshot.distinct_by_action,
+            levels=tuple(self.levels[: snapshot.levels]),
+            discoveries=tuple(
+                StoredDiscovery(d.property, d.kind, d.path, d.action_indices)
+                for d in self.discoveries[: snapshot.discoveries]
+            ),
+            examples_found=snapshot.examples_found,
+            seconds=self._elapsed(),
+        )
+        self.manifest = checkpoints.write_checkpoint(setup.run_dir, self.manifest, saved)
+        self.checkpointed_depth = snapshot.depth
+        self.last_checkpoint = time.monotonic()
+
+    def _restore_checkpoint(self, saved: Checkpoint) -> tuple[list[tuple[int, Any]], int]:
+        """Continue from a checkpoint read back from disk: the counters, the parent map, the
+        discoveries (their evidence recomputed on the model) and the level to expand next."""
+        self.parents = saved.parents
+        self.generated = saved.generated
+        self.generated_by_action = dict(saved.generated_by_action)
+        self.distinct_by_action = dict(saved.distinct_by_action)
+        self.levels = list(saved.levels)
+        self.examples_found = set(saved.examples_found)
+        self.seconds_before = saved.seconds
+        self.discoveries = [self._rebuilt(d) for d in saved.discoveries]
+        decode = self.model.decode
+        self.checkpointed_depth = saved.depth
+        return [(fp, decode(data)) for fp, data in saved.frontier], saved.depth
+
+    def _rebuilt(self, stored: StoredDiscovery) -> Discovery:
+        prop = next((p for p in self.properties if p.name == stored.property), None)
+        try:
+            if prop is None:
+                raise ReplayError(f"the model has no property {stored.property!r}")
+            states = replay_states(self.model, stored.path, stored.action_indices, self.bits)
+            if stored.kind.on_transition:
+                before = states[-2]
+                action = self.model.actions(before)[stored.action_indices[-1]]
+                evidence = prop.check(before, action, states[-1])
+            else:
+                evidence = prop.check(states[-1])
+        except ReplayError as e:
+            raise ResumeError(f"the checkpoint's discovery of {stored.property} does not replay ({e})") from None
+        if evidence is None:
+            raise ResumeError(
+                f"the checkpoint's discovery of {stored.property} is not found again on its state; "
+                "the model is not deterministic or the run directory was altered"
+            )
+        return Discovery(stored.property, stored.kind, evidence, stored.path, stored.action_indices, self.bits)
+
+    # -- the result -----------------------------------------------------------------------------
+
+    def _elapsed(self) -> float:
+        return self.seconds_before + time.perf_counter() - self.start
+
+    def _result(
+        self, outcome: Outcome, *, queue: int, reason: str = "", cause: StopCause | None = None
+    ) -> ExplorationResult:
+        seconds = self._elapsed()
         stats = Statistics(
             generated=self.generated,
             distinct=len(self.parents),
@@ -240,6 +490,7 @@ class _Search:
                 ActionCoverage(name, generated, self.distinct_by_action.get(name, 0))
                 for name, generated in sorted(self.generated_by_action.items())
             ),
+            fingerprint_bits=self.bits,
         )
         if self.options.progress is not None:
             self.options.progress(ProgressSnapshot(seconds, stats.depth, stats.generated, stats.distinct, queue))
@@ -248,6 +499,15 @@ class _Search:
             never_found = tuple(
                 name for name, kind in self.kinds.items() if not kind.is_violation and name not in self.examples_found
             )
+        self._close_manifest(outcome, reason, seconds)
+        options = self.options
+        bounds: dict[str, Any] = {
+            "max_depth": options.max_depth,
+            "max_states": options.max_states,
+            "time_limit": options.limits.time_limit,
+            "max_memory": options.limits.max_memory,
+            "fingerprint_bits": self.bits,
+        }
         return ExplorationResult(
             outcome=outcome,
             engine="local",
@@ -255,20 +515,40 @@ class _Search:
             discoveries=tuple(self.discoveries),
             never_found=never_found,
             reason=reason,
+            properties=tuple((p.name, p.kind) for p in self.properties),
+            stopped_by=cause,
+            bounds=bounds,
         )
 
+    def _close_manifest(self, outcome: Outcome, reason: str, seconds: float) -> None:
+        """Record how the run ended: a finished run is not resumed; a stopped one keeps its checkpoint."""
+        setup = self.options.checkpointing
+        if setup is None or self.manifest is None:
+            return
+        if outcome is Outcome.INCONCLUSIVE:
+            self.manifest = attrs.evolve(self.manifest, outcome=outcome.value, reason=reason)
+        else:
+            self.manifest = checkpoints.finished(self.manifest, outcome, reason, seconds)
+            checkpoints.remove_stale_checkpoints(setup.run_dir, keep=None)
+            self.manifest = attrs.evolve(self.manifest, checkpoint=None)
+        checkpoints.write_manifest(setup.run_dir, self.manifest)
 
-def bound_reached(depth: int, distinct: int, max_depth: int | None, max_states: int | None) -> str | None:
+
+def bound_reached(
+    depth: int, distinct: int, max_depth: int | None, max_states: int | None, *, truncated: bool = False
+) -> str | None:
     """Why a breadth-first engine must not expand the level at ``depth`` after finding ``distinct``
-    states, or None. Shared by every BFS engine so that their INCONCLUSIVE reasons agree."""
+    states, or None. Shared by every BFS engine so that their INCONCLUSIVE reasons agree.
+    ``truncated``: the level holds only the part of its new states that ``max_states`` left room for."""
     if max_depth is not None and depth >= max_depth:
         return (
             f"depth bound reached: states {depth} steps from an initial state were checked "
             f"but not expanded (max_depth={max_depth})"
         )
     if max_states is not None and distinct >= max_states:
+        part = " (only the part of it that fits the bound was kept)" if truncated else ""
         return (
-            f"state bound reached: {distinct} distinct states found, the last level "
+            f"state bound reached: {distinct} distinct states found, the last level{part} "
             f"was checked but not expanded (max_states={max_states})"
         )
     return None

@@ -67,12 +67,14 @@ def expand(
     *,
     generate: bool = True,
     skip: frozenset[str] = frozenset(),
+    fingerprint_bits: int = 64,
 ) -> Expansion:
     """Check the state properties of ``state`` and, if ``generate``, compute its successors and
     check the transition properties on each generated transition.
 
     ``skip`` names SOMETIMES / ACTION_SOMETIMES properties already satisfied, so that examples are
     not searched for again. States outside the model's boundary are checked but not expanded.
+    Successors get fingerprints of ``fingerprint_bits`` bits.
     """
     findings: list[Finding] = []
     for prop in properties.on_state:
@@ -88,7 +90,7 @@ def expand(
             if child is None:
                 continue
             data = model.encode(child)
-            fp = fingerprint(data)
+            fp = fingerprint(data, fingerprint_bits)
             successors.append(Successor(fp, data, index, model.action_name(action), child))
             for prop in properties.on_transition:
                 if prop.name in skip:

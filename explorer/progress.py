@@ -120,12 +120,18 @@ def progress_for(stream: TextIO | None = None, *, live: bool = True) -> Progress
     return ProgressPrinter(stream)
 
 
-def final_statistics_lines(stats: Statistics) -> list[str]:
-    """TLC's closing lines for a finished run (counts, depth, collision estimate, speed)."""
+def final_statistics_lines(stats: Statistics, *, complete: bool = True) -> list[str]:
+    """TLC's closing lines for a finished run (counts, depth, collision estimate, speed); a search
+    that stopped early (``complete`` False) is not called complete."""
+    depth = (
+        f"The depth of the complete state graph search is {stats.depth}."
+        if complete
+        else f"The depth reached before the search stopped is {stats.depth} (the search is incomplete)."
+    )
     return [
         f"{stats.generated:,} states generated, {stats.distinct:,} distinct states found, "
         f"{stats.queue:,} states left on queue.",
-        f"The depth of the complete state graph search is {stats.depth}.",
+        depth,
         f"The probability of a fingerprint collision (calculated, optimistic): {stats.collision_probability:.1E}",
         f"Finished in {stats.seconds:.1f}s: {stats.states_per_second:,.0f} distinct states per second.",
     ]

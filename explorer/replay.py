@@ -63,22 +63,26 @@ class Trace:
 
 def replay(model: Model[Any, Any], discovery: Discovery) -> Trace:
     """The trace of ``discovery``, rebuilt on ``model`` and checked fingerprint by fingerprint."""
-    states = replay_states(model, discovery.path, discovery.action_indices)
-    return describe_trace(model, states, discovery.action_indices)
+    bits = discovery.fingerprint_bits
+    states = replay_states(model, discovery.path, discovery.action_indices, bits)
+    return describe_trace(model, states, discovery.action_indices, bits)
 
 
-def replay_states(model: Model[Any, Any], path: Sequence[int], action_indices: Sequence[int]) -> list[Any]:
-    """The states along ``path`` (fingerprints, initial state first), reached by taking the action
-    with each index of ``action_indices`` in turn; raises :class:`ReplayError` on any mismatch."""
+def replay_states(
+    model: Model[Any, Any], path: Sequence[int], action_indices: Sequence[int], fingerprint_bits: int = 64
+) -> list[Any]:
+    """The states along ``path`` (fingerprints of ``fingerprint_bits`` bits, initial state first),
+    reached by taking the action with each index of ``action_indices`` in turn; raises
+    :class:`ReplayError` on any mismatch."""
     if len(path) != len(action_indices) + 1:
         raise ReplayError(
             f"A path of {len(path)} fingerprints needs {len(path) - 1} action indices, got {len(action_indices)}."
         )
-    state = _initial_state_with(model, path[0])
+    state = _initial_state_with(model, path[0], fingerprint_bits)
     states = [state]
     for step, (action_index, expected) in enumerate(zip(action_indices, path[1:], strict=True), 1):
         state, action = _take(model, state, action_index, step)
-        actual = fingerprint(model.encode(state))
+        actual = fingerprint(model.encode(state), fingerprint_bits)
         if actual != expected:
             raise ReplayError(
                 f"Replay diverged at step {step} ({model.describe_action(action)}): expected "
@@ -103,7 +107,9 @@ def run_actions(model: Model[Any, Any], initial_index: int, action_indices: Sequ
     return states
 
 
-def describe_trace(model: Model[Any, Any], states: Sequence[Any], action_indices: Sequence[int]) -> Trace:
+def describe_trace(
+    model: Model[Any, Any], states: Sequence[Any], action_indices: Sequence[int], fingerprint_bits: int = 64
+) -> Trace:
     """Describe a walk (``states[i+1]`` reached from ``states[i]`` by action ``action_indices[i]``)."""
     steps = []
     for prev, next_, action_index in zip(states[:-1], states[1:], action_indices, strict=True):
@@ -113,13 +119,13 @@ def describe_trace(model: Model[Any, Any], states: Sequence[Any], action_indices
                 action=model.describe_action(action),
                 action_name=model.action_name(action),
                 changes=tuple(model.describe_changes(prev, next_)),
-                fingerprint=fingerprint(model.encode(next_)),
+                fingerprint=fingerprint(model.encode(next_), fingerprint_bits),
                 view=view_of(model, next_, prev, action),
             )
         )
     return Trace(
         initial=tuple(describe_state(model, states[0])),
-        initial_fingerprint=fingerprint(model.encode(states[0])),
+        initial_fingerprint=fingerprint(model.encode(states[0]), fingerprint_bits),
         steps=tuple(steps),
         initial_view=view_of(model, states[0]),
     )
@@ -188,9 +194,9 @@ class Walk:
         return prop.check(self.state)
 
 
-def _initial_state_with(model: Model[Any, Any], fp: int) -> Any:
+def _initial_state_with(model: Model[Any, Any], fp: int, fingerprint_bits: int = 64) -> Any:
     for state in model.init_states():
-        if fingerprint(model.encode(state)) == fp:
+        if fingerprint(model.encode(state), fingerprint_bits) == fp:
             return state
     raise ReplayError(f"No initial state has fingerprint {fp}; {_USUAL_CAUSES}.")
 

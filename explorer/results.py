@@ -2,7 +2,9 @@
 
 Explorers produce an :class:`ExplorationResult`; renderers in ``reports/`` turn it into text, JSON
 and files and never recompute anything. Outcomes are an enum with fixed exit codes (0 no violation,
-1 violation found, 2 bad usage or input, 3 inconclusive).
+1 violation found, 2 bad usage or input, 3 inconclusive, 4 an internal error of kmc: a crash is
+never a verdict). A search that stops before it is complete says why (:class:`StopCause` and a
+sentence) and is INCONCLUSIVE unless it found a violation.
 
 Both breadth-first engines make the same deterministic choices, so that they report the same
 trace for the same scenario:
@@ -34,13 +36,30 @@ class Outcome(enum.Enum):
     VIOLATION = "violation"
     BAD_INPUT = "bad_input"
     INCONCLUSIVE = "inconclusive"
+    INTERNAL_ERROR = "internal_error"  # a kmc defect, never an explorer's outcome
 
     @builtins.property
     def exit_code(self) -> int:
         return _EXIT_CODES[self]
 
 
-_EXIT_CODES = {Outcome.OK: 0, Outcome.VIOLATION: 1, Outcome.BAD_INPUT: 2, Outcome.INCONCLUSIVE: 3}
+_EXIT_CODES = {
+    Outcome.OK: 0,
+    Outcome.VIOLATION: 1,
+    Outcome.BAD_INPUT: 2,
+    Outcome.INCONCLUSIVE: 3,
+    Outcome.INTERNAL_ERROR: 4,
+}
+
+
+class StopCause(enum.Enum):
+    """Why a search stopped before it was complete (the result is then INCONCLUSIVE)."""
+
+    DEPTH_BOUND = "depth_bound"
+    STATE_BOUND = "state_bound"
+    TIME_LIMIT = "time_limit"
+    MEMORY_BUDGET = "memory_budget"
+    INTERRUPTED = "interrupted"
 
 
 @attrs.frozen
@@ -88,6 +107,7 @@ class Discovery:
     evidence: Evidence = attrs.field(eq=False)
     path: tuple[int, ...]
     action_indices: tuple[int, ...]
+    fingerprint_bits: int = 64  # the width of the fingerprints in ``path``
 
     @builtins.property
     def trace_length(self) -> int:
@@ -127,6 +147,7 @@ class Statistics:
     seconds: float = attrs.field(eq=False)
     levels: tuple[LevelStats, ...] = ()
     actions: tuple[ActionCoverage, ...] = ()
+    fingerprint_bits: int = 64
 
     @builtins.property
     def states_per_second(self) -> float:
@@ -136,11 +157,22 @@ class Statistics:
     def collision_probability(self) -> float:
         from explorer.fingerprint import collision_probability
 
-        return collision_probability(self.distinct, self.generated)
+        return collision_probability(self.distinct, self.generated, self.fingerprint_bits)
+
+    @builtins.property
+    def collision_negligible(self) -> bool:
+        from explorer.fingerprint import NEGLIGIBLE_COLLISION_PROBABILITY
+
+        return self.collision_probability <= NEGLIGIBLE_COLLISION_PROBABILITY
 
 
 @attrs.frozen
 class ExplorationResult:
+    """What a search found. ``properties`` are the properties checked (name and kind, in the model's
+    order); ``bounds`` what limited the search (the engine's bounds and budgets, and whatever the
+    composition root adds, such as the scenario's environment bounds); ``stopped_by`` why an
+    INCONCLUSIVE search stopped, explained by ``reason``."""
+
     outcome: Outcome
     engine: str
     stats: Statistics
@@ -148,6 +180,9 @@ class ExplorationResult:
     never_found: tuple[str, ...] = ()  # SOMETIMES properties with no example in a complete search
     reason: str = ""  # why the search stopped when INCONCLUSIVE
     details: Mapping[str, Any] = attrs.field(factory=dict, eq=False)  # engine facts (Spark master, run dir)
+    properties: tuple[tuple[str, PropertyKind], ...] = ()
+    stopped_by: StopCause | None = None
+    bounds: Mapping[str, Any] = attrs.field(factory=dict, eq=False)
 
     @builtins.property
     def exit_code(self) -> int:
@@ -156,3 +191,9 @@ class ExplorationResult:
     @builtins.property
     def violations(self) -> tuple[Discovery, ...]:
         return tuple(d for d in self.discoveries if d.is_violation)
+
+    @builtins.property
+    def examples_missing(self) -> tuple[str, ...]:
+        """SOMETIMES properties checked without an example so far (in an incomplete search: not yet)."""
+        found = {d.property for d in self.discoveries}
+        return tuple(name for name, kind in self.properties if not kind.is_violation and name not in found)

@@ -37,6 +37,9 @@ def scenario_file(name_or_path: str | None) -> Path:
     shipped = shipped_scenarios()
     if target in shipped:
         return shipped[target]
+    if "\x00" in target:
+        raise ScenarioError(f"the scenario name {target.encode('unicode_escape').decode('ascii')[:80]!r} holds a NUL "
+                            "character; give a shipped scenario's name or a path to a .toml file.")
     path = Path(target)
     if path.suffix != ".toml" and not path.exists():
         raise ScenarioError(f"{target!r} is neither a shipped scenario ({', '.join(sorted(shipped))}) "
@@ -91,8 +94,9 @@ def spark_submit_command(
     conf: Mapping[str, str] | None = None,
     max_depth: int | None = None,
     max_states: int | None = None,
+    submit_dir: Path = submit.DEFAULT_SUBMIT_DIR,
 ) -> str:
     """The command line of :func:`spark_submit_arguments` as shell text, with a note on what it needs."""
     return submit.spark_submit_command(
         scenario_file=scenario_file(scenario), entry_point=_driver_entry_point(), packages=PACKAGES,
-        master=master, conf=conf, max_depth=max_depth, max_states=max_states)
+        master=master, conf=conf, max_depth=max_depth, max_states=max_states, submit_dir=submit_dir)

@@ -20,7 +20,7 @@ import click
 
 from explorer.contract import Model
 from explorer.replay import Trace, replay
-from explorer.results import ExplorationResult
+from explorer.results import ExplorationResult, Outcome
 from kmc.common import write_atomically
 from model.scenario import Scenario
 
@@ -74,13 +74,20 @@ def write_bundle(run_dir: Path, document: Mapping[str, Any], formats: Iterable[s
 
 
 def finish_run(model: Model[Any, Any], result: ExplorationResult, run_dir: Path, extra: Mapping[str, Any],
-               fmt: str, started: float, *, difftrace: bool = False) -> NoReturn:
+               fmt: str, started: float, *, difftrace: bool = False, resume_command: str | None = None) -> NoReturn:
     """Replay, write the bundle, print the result (``text`` or ``json``; ``difftrace``: steps show only
-    what changed) and exit with its status."""
+    what changed) and exit with its status.
+
+    A search that stopped early (INCONCLUSIVE) records ``resume_command`` in ``summary.json`` and
+    ends what it prints with one line saying why it stopped and how to continue (on stderr with
+    ``json``, whose stdout is the document alone).
+    """
     from reports.bundle import load_document
     from reports.text import render_text
 
     traces = replay_all(model, result)
+    if result.outcome is Outcome.INCONCLUSIVE and resume_command:
+        extra = {**extra, "resume_command": resume_command}
     document = write_run_files(run_dir, result, traces, {**model_facts(model), **extra})
     if fmt == "json":
         click.echo(json.dumps(document, indent=2))
@@ -91,4 +98,7 @@ def finish_run(model: Model[Any, Any], result: ExplorationResult, run_dir: Path,
         html = run_dir / "report.html"
         click.echo(f"Reports written to {run_dir} ({time.time() - started:.1f} s): {html} and "
                    f"{len(document['files']) - 1} more files.")
+    if result.outcome is Outcome.INCONCLUSIVE:
+        resume = f" Resume with: {resume_command}" if resume_command else ""
+        click.echo(f"Stopped before the search was complete: {result.reason}.{resume}", err=fmt == "json")
     sys.exit(result.exit_code)

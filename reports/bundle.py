@@ -23,6 +23,7 @@ from explorer.results import (
     LevelStats,
     Outcome,
     Statistics,
+    StopCause,
 )
 from reports.common import RunFacts, itf_file_name, replay_file_name
 
@@ -92,12 +93,14 @@ def load_document(document: Mapping[str, Any]) -> tuple[ExplorationResult, dict[
             levels=tuple(LevelStats(lv["depth"], lv["frontier"], lv["generated"], lv["new"], lv["distinct_total"],
                                     lv["seconds"]) for lv in stats["levels"]),
             actions=tuple(ActionCoverage(a["name"], a["generated"], a["distinct"]) for a in stats["actions"]),
+            fingerprint_bits=stats.get("fingerprint_bits", 64),
         )
         discoveries = []
         traces: dict[str, Trace] = {}
         for d in document["discoveries"]:
             discoveries.append(Discovery(d["property"], PropertyKind(d["kind"]), d["evidence"],
-                                         tuple(d["fingerprints"]), tuple(d["action_indices"])))
+                                         tuple(d["fingerprints"]), tuple(d["action_indices"]),
+                                         statistics.fingerprint_bits))
             if d.get("trace") is not None:
                 traces[d["property"]] = Trace(
                     initial=tuple(d["initial_state"]),
@@ -110,6 +113,9 @@ def load_document(document: Mapping[str, Any]) -> tuple[ExplorationResult, dict[
             outcome=Outcome(document["outcome"]), engine=document["engine"], stats=statistics,
             discoveries=tuple(discoveries), never_found=tuple(document["never_found"]), reason=document["reason"],
             details=document.get("details") or {},
+            properties=tuple((p["name"], PropertyKind(p["kind"])) for p in document.get("properties") or ()),
+            stopped_by=StopCause(document["stopped_by"]) if document.get("stopped_by") else None,
+            bounds=document.get("bounds") or {},
         )
     except (KeyError, TypeError, ValueError, IndexError) as e:
         raise BundleError(f"summary.json lacks or garbles a field the reports need ({e!r}); re-run the exploration "

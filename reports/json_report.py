@@ -35,6 +35,9 @@ def render_json(
         "discoveries": [_discovery(d, traces.get(d.property)) for d in result.discoveries],
         "never_found": list(result.never_found),
         "details": jsonable(result.details),
+        "bounds": jsonable(result.bounds),
+        "stopped_by": None if result.stopped_by is None else result.stopped_by.value,
+        "examples_missing": list(result.examples_missing),
     }
     for key, value in (extra or {}).items():
         if key in document:
@@ -59,6 +62,8 @@ def _statistics(stats: Statistics) -> dict[str, Any]:
         "seconds": stats.seconds,
         "states_per_second": _finite(stats.states_per_second),
         "collision_probability": stats.collision_probability,
+        "collision_negligible": stats.collision_negligible,
+        "fingerprint_bits": stats.fingerprint_bits,
         "levels": [
             {
                 "depth": level.depth,

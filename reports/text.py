@@ -36,6 +36,7 @@ def render_text(result: ExplorationResult, traces: Mapping[str, Trace], facts: R
     facts = facts or RunFacts()
     lines = [f"Outcome: {result.outcome.value} (exit code {result.exit_code}), engine {result.engine}."]
     lines += _facts_lines(facts)
+    lines += _bounds_lines(result)
     lines += ["", *_outcome_lines(result)]
     for discovery in ordered_discoveries(result):
         lines += ["", *_discovery_lines(discovery, traces.get(discovery.property), difftrace)]
@@ -45,9 +46,23 @@ def render_text(result: ExplorationResult, traces: Mapping[str, Trace], facts: R
             f"Warning: sometimes property {name} was never satisfied: the scenario may be vacuous for it."
             for name in result.never_found
         ]
-    lines += ["", *final_statistics_lines(result.stats)]
+    elif result.outcome is Outcome.INCONCLUSIVE and result.examples_missing:
+        lines.append("")
+        lines += [
+            f"Note: sometimes property {name} has no example so far (the search is incomplete)."
+            for name in result.examples_missing
+        ]
+    if not result.stats.collision_negligible:
+        lines += ["", f"Warning: the fingerprint collision estimate {result.stats.collision_probability:.1E} is not "
+                      f"negligible with {result.stats.fingerprint_bits}-bit fingerprints: a state may have been "
+                      "skipped; run again with --fingerprint-bits 128."]
+    complete = result.outcome is not Outcome.INCONCLUSIVE
+    lines += ["", *final_statistics_lines(result.stats, complete=complete)]
     lines += ["", *_coverage_lines(result)]
     lines += ["", *_level_lines(result)]
+    if not complete:  # the last line of an early stop says so
+        lines += ["", f"Stopped before the search was complete: {result.reason}; "
+                      f"{result.stats.queue:,} states left on queue."]
     return "\n".join(lines) + "\n"
 
 
@@ -67,6 +82,8 @@ def _facts_lines(facts: RunFacts) -> list[str]:
 
 
 def _outcome_lines(result: ExplorationResult) -> list[str]:
+    if result.outcome is Outcome.OK and not result.properties:
+        return ["Model checking completed, but no property was checked: nothing has been verified."]
     if result.outcome is Outcome.OK:
         return ["Model checking completed. No error has been found."]
     if result.outcome is Outcome.VIOLATION:
@@ -75,6 +92,12 @@ def _outcome_lines(result: ExplorationResult) -> list[str]:
     if result.outcome is Outcome.INCONCLUSIVE:
         return [f"Model checking stopped before the search was complete: {result.reason}."]
     return [f"Bad input: {result.reason}"]
+
+
+def _bounds_lines(result: ExplorationResult) -> list[str]:
+    """The bounds of the search, so that a verdict says what it covers."""
+    given = [f"{key}={_value(value)}" for key, value in result.bounds.items() if value is not None]
+    return ["Bounds: " + ", ".join(given) + "."] if given else []
 
 
 def _discovery_lines(discovery: Discovery, trace: Trace | None, difftrace: bool) -> list[str]:

@@ -28,21 +28,31 @@ A bucketed visited table would avoid that shuffle; it is not done yet.
 
 Counterexamples are rebuilt by :mod:`spark_explore.trace` from the parent pointers on disk and
 their evidence recomputed on the driver. ``resume`` continues after the last level the manifest
-records as complete.
+records as complete, once every level's row count and fingerprint checksum match the manifest.
+
+``max_states`` holds within a level as in the local BFS: a level whose new states would exceed it
+is rewritten with only the new states of smallest fingerprint that fit. A time limit or a stop
+request (:class:`explorer.stopping.Limits`) cancels the running job from another thread; the
+level in progress is abandoned and the run directory keeps the complete levels, to resume from.
 """
 
 from __future__ import annotations
 
+import contextlib
+import shutil
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 import attrs
 
 from explorer.bfs import bound_reached
+from explorer.checkpoint import ResumeError
 from explorer.contract import Model, ModelFactory, Property
-from explorer.fingerprint import fingerprint
+from explorer.fingerprint import checksum, fingerprint
 from explorer.progress import ProgressPrinter, ProgressSnapshot
 from explorer.results import (
     ActionCoverage,
@@ -50,8 +60,10 @@ from explorer.results import (
     ExplorationResult,
     Outcome,
     Statistics,
+    StopCause,
     pick_per_property,
 )
+from explorer.stopping import Limits
 from spark_explore.level import (
     FRONTIER_COLUMNS,
     LEVEL_SCHEMA,
@@ -59,9 +71,9 @@ from spark_explore.level import (
     notes_accumulator,
     partition_expander,
 )
-from spark_explore.manifest import LevelRecord, Manifest, read_manifest, write_manifest
+from spark_explore.manifest import MANIFEST_NAME, LevelRecord, Manifest, read_manifest, write_manifest
 from spark_explore.session import DEFAULT_MASTER, build_session
-from spark_explore.trace import count_by_action, level_dir, rebuild_discovery
+from spark_explore.trace import LevelSummary, level_dir, level_summary, rebuild_discovery, verify_level
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -85,7 +97,7 @@ class _PhaseClock:
         return time.perf_counter() - self.start
 
 
-class SparkExploreError(Exception):
+class SparkExploreError(ResumeError):
     """A run directory that cannot be used as asked (one sentence, naming the fix)."""
 
 
@@ -105,7 +117,9 @@ class SparkBfsOptions:
     for :class:`explorer.bfs.BfsOptions`. ``progress`` receives one line per level. The scenario
     hash and kmc version are recorded in the manifest; ``resume`` refuses a run directory whose
     manifest names another scenario or version. ``keep_session`` leaves a session this run
-    started running (one started by the caller is never stopped).
+    started running (one started by the caller is never stopped). ``limits`` gives the time limit
+    and the stop request (its memory budget is the local engine's: a Spark driver holds little, and
+    Spark's own memory is set by its configuration).
     """
 
     run_dir: Path = attrs.field(converter=Path)
@@ -119,16 +133,21 @@ class SparkBfsOptions:
     kmc_version: str = ""
     keep_session: bool = False
     ui: bool = False
+    limits: Limits = attrs.field(factory=Limits)
 
 
 def run_spark_bfs(factory: ModelFactory[Any, Any], options: SparkBfsOptions) -> ExplorationResult:
     """Explore every state of the model built by ``factory`` within the bounds of ``options``,
-    breadth first on Spark; the result matches :func:`explorer.bfs.run_bfs` on the same model."""
+    breadth first on Spark; the result matches :func:`explorer.bfs.run_bfs` on the same model.
+
+    Raises :class:`SparkExploreError` (a :class:`~explorer.checkpoint.ResumeError`) when the run
+    directory cannot be used as asked; everything is checked before a session is started.
+    """
     from pyspark.sql import SparkSession
 
     run_dir = options.run_dir
     model = factory()
-    manifest = _prepare_run_dir(run_dir, options)
+    manifest = _prepare_run_dir(run_dir, options, model)
     if manifest is not None and manifest.completed and manifest.outcome != Outcome.INCONCLUSIVE.value:
         # Nothing left to explore: answer from the manifest and the Parquet on disk.
         return _Search(None, factory, model, options, manifest).result()
@@ -141,8 +160,9 @@ def run_spark_bfs(factory: ModelFactory[Any, Any], options: SparkBfsOptions) -> 
             spark.stop()
 
 
-def _prepare_run_dir(run_dir: Path, options: SparkBfsOptions) -> Manifest | None:
-    """The manifest to continue from (None for a new run), after checking it may be continued."""
+def _prepare_run_dir(run_dir: Path, options: SparkBfsOptions, model: Model[Any, Any]) -> Manifest | None:
+    """The manifest to continue from (None for a new run), after checking it may be continued:
+    same scenario and kmc version, every recorded level's files as the manifest counted them."""
     manifest = read_manifest(run_dir)
     if not options.resume:
         if manifest is not None:
@@ -167,6 +187,17 @@ def _prepare_run_dir(run_dir: Path, options: SparkBfsOptions) -> Manifest | None
             f"{run_dir} was written by kmc {manifest.kmc_version}, this is kmc {options.kmc_version}; "
             "states may be encoded differently, so start a new run"
         )
+    names = {p.name for p in model.properties()}
+    for candidate in manifest.recorded:
+        if candidate.property not in names or not 0 <= candidate.depth <= len(manifest.levels):
+            raise SparkExploreError(
+                f"{run_dir / MANIFEST_NAME} records a finding of {candidate.property!r} at depth {candidate.depth} "
+                "that this run cannot have made; the manifest is corrupt, start a new run"
+            )
+    verify_level(run_dir, 0, manifest.initial_states, manifest.initial_checksum)
+    for record in manifest.levels:
+        if record.expanded:
+            verify_level(run_dir, record.depth + 1, record.new, record.checksum)
     return manifest
 
 
@@ -190,6 +221,7 @@ class _Search:
         self.kinds = {p.name: p.kind for p in self.properties}
         self.property_order = {p.name: i for i, p in enumerate(self.properties)}
         self.start = time.perf_counter()
+        self.started = time.monotonic()
         self.manifest = manifest
         self.seconds_before = manifest.seconds if manifest is not None else 0.0
         self.printer = ProgressPrinter(options.progress) if options.progress is not None else None
@@ -204,31 +236,88 @@ class _Search:
 
     def run(self) -> ExplorationResult:
         manifest = self._continue_from() if self.manifest is not None else self._initial_level()
-        while True:
-            depth = len(manifest.levels)
-            stop_reason = self._bound_reached(depth, manifest.distinct)
-            record, best = self._expand_level(manifest, depth, generate=stop_reason is None)
-            manifest = attrs.evolve(manifest, levels=(*manifest.levels, record))
-            recorded = [best[name] for name in sorted(best, key=self.property_order.__getitem__)]
-            manifest = attrs.evolve(manifest, recorded=(*manifest.recorded, *recorded))
-            # States of an unexpanded level stay on the queue: their successors were not computed.
-            queue = record.new if stop_reason is None else record.frontier
-            if any(c.kind.is_violation for c in recorded):
-                manifest = self._finish(manifest, Outcome.VIOLATION, queue)
-            elif stop_reason is not None:
-                manifest = self._finish(manifest, Outcome.INCONCLUSIVE, queue, stop_reason)
-            elif record.new == 0:
-                manifest = self._finish(manifest, Outcome.OK, 0)
-            self._save(manifest)
-            self._report_level(record, manifest)
-            if manifest.completed:
-                return self.result()
+        limits = self.options.limits
+        with self._cancelled_when_stopped():
+            while True:
+                depth = len(manifest.levels)
+                stopped = limits.exceeded(self.started)
+                if stopped is not None:
+                    return self._stopped(manifest, *stopped)
+                stop_reason = self._bound_reached(depth, manifest)
+                try:
+                    record, best = self._expand_level(manifest, depth, generate=stop_reason is None)
+                except Exception:
+                    stopped = limits.exceeded(self.started)
+                    if stopped is None:
+                        raise
+                    return self._stopped(manifest, *stopped)  # the job was cancelled to stop
+                manifest = attrs.evolve(manifest, levels=(*manifest.levels, record))
+                recorded = [best[name] for name in sorted(best, key=self.property_order.__getitem__)]
+                manifest = attrs.evolve(manifest, recorded=(*manifest.recorded, *recorded))
+                # States of an unexpanded level stay on the queue: their successors were not computed.
+                queue = record.new if stop_reason is None else record.frontier
+                if any(c.kind.is_violation for c in recorded):
+                    manifest = self._finish(manifest, Outcome.VIOLATION, queue)
+                elif stop_reason is not None:
+                    cause = StopCause.DEPTH_BOUND if stop_reason.startswith("depth") else StopCause.STATE_BOUND
+                    manifest = self._finish(manifest, Outcome.INCONCLUSIVE, queue, stop_reason, cause)
+                elif record.new == 0:
+                    manifest = self._finish(manifest, Outcome.OK, 0)
+                self._save(manifest)
+                self._report_level(record, manifest)
+                if manifest.completed:
+                    return self.result()
+
+    @contextmanager
+    def _cancelled_when_stopped(self) -> Iterator[None]:
+        """Cancel the running Spark job, from another thread, when a stop is requested or the time
+        limit passes (a request may come from a signal handler, which must not call the JVM itself:
+        the main thread is inside a call to it)."""
+        limits = self.options.limits
+        finished = threading.Event()
+
+        def cancel() -> None:
+            threading.Thread(target=self._cancel_jobs, name="kmc-cancel", daemon=True).start()
+
+        def at_deadline(seconds: float) -> None:
+            if not finished.wait(seconds):
+                self._cancel_jobs()
+
+        if limits.time_limit is not None:
+            remaining = max(0.0, limits.time_limit - (time.monotonic() - self.started))
+            threading.Thread(target=at_deadline, args=(remaining,), name="kmc-deadline", daemon=True).start()
+        try:
+            if limits.stop is not None:
+                with limits.stop.listening(cancel):
+                    yield
+            else:
+                yield
+        finally:
+            finished.set()
+
+    def _cancel_jobs(self) -> None:
+        if self.spark is not None:
+            # A session that is stopping has nothing left to cancel.
+            with contextlib.suppress(Exception):
+                self.spark.sparkContext.cancelAllJobs()
+
+    def _stopped(self, manifest: Manifest, cause: StopCause, reason: str) -> ExplorationResult:
+        """The result of a search stopped by a budget or a request: the complete levels stay on disk
+        (the level in progress is abandoned) and the manifest says why, so that --resume continues."""
+        queue = manifest.levels[-1].new if manifest.levels else manifest.initial_states
+        manifest = attrs.evolve(
+            manifest, completed=False, outcome=Outcome.INCONCLUSIVE.value, reason=reason, queue=queue,
+            stopped_by=cause.value,
+        )
+        self._save(manifest)
+        return self.result()
 
     def _initial_level(self) -> Manifest:
         """Level 0: the initial states, de-duplicated in order; each counts as generated (TLC)."""
         assert self.spark is not None
         rows: dict[int, bytes] = {}
         generated = 0
+        self.run_dir.mkdir(parents=True, exist_ok=True)
         for state in self.model.init_states():
             generated += 1
             data = self.model.encode(state)
@@ -243,28 +332,35 @@ class _Search:
             master=self.master,
             initial_states=len(rows),
             initial_generated=generated,
+            initial_checksum=checksum(rows),
         )
         self._save(manifest)
         return manifest
 
     def _continue_from(self) -> Manifest:
         """The manifest to resume with: a level that was only checked (a bound stopped the search
-        there) is expanded again, with the findings recorded on it."""
+        there) is expanded again, with the findings recorded on it; so is a level whose new states
+        ``max_states`` truncated."""
         manifest = self.manifest
         assert manifest is not None
         levels = manifest.levels
         if levels and not levels[-1].expanded:
-            dropped = levels[-1].depth
-            manifest = attrs.evolve(
-                manifest,
-                levels=levels[:-1],
-                recorded=tuple(c for c in manifest.recorded if c.depth != dropped),
-            )
-        return attrs.evolve(manifest, completed=False, outcome=None, reason="", queue=0, master=self.master)
+            levels = levels[:-1]
+        if levels and levels[-1].truncated:
+            levels = levels[:-1]
+        manifest = attrs.evolve(
+            manifest, levels=levels, recorded=tuple(c for c in manifest.recorded if c.depth < len(levels))
+        )
+        return attrs.evolve(
+            manifest, completed=False, outcome=None, reason="", queue=0, master=self.master, stopped_by=None
+        )
 
-    def _bound_reached(self, depth: int, distinct: int) -> str | None:
+    def _bound_reached(self, depth: int, manifest: Manifest) -> str | None:
         """Why the level at ``depth`` must not be expanded, or None (the local BFS's rule)."""
-        return bound_reached(depth, distinct, self.options.max_depth, self.options.max_states)
+        truncated = bool(manifest.levels) and manifest.levels[-1].truncated
+        return bound_reached(
+            depth, manifest.distinct, self.options.max_depth, self.options.max_states, truncated=truncated
+        )
 
     # -- one level ------------------------------------------------------------------------------
 
@@ -280,11 +376,19 @@ class _Search:
         expander = partition_expander(self.factory, notes, generate=generate, skip=manifest.examples_found)
         successors = frontier.mapInArrow(expander, LEVEL_SCHEMA)
         new_by_action: dict[str, int] = {}
+        level_checksum: int | None = None
+        truncated = False
         if generate:
             self._write_next_level(successors, depth)
             clock.lap("expand+deduplicate+write")
-            new_by_action = count_by_action(level_dir(self.run_dir, depth + 1))
+            summary = level_summary(level_dir(self.run_dir, depth + 1))
             clock.lap("count")
+            room = None if self.options.max_states is None else self.options.max_states - manifest.distinct
+            if room is not None and summary.rows > room:
+                summary = self._truncate_level(depth + 1, room)
+                truncated = True
+                clock.lap("truncate")
+            new_by_action, level_checksum = summary.by_action, summary.checksum
         else:
             # Checked, not expanded: run the expander for its findings only.
             successors.write.format("noop").mode("overwrite").save()
@@ -307,8 +411,22 @@ class _Search:
             generated_by_action=dict(sorted(generated_by_action.items())),
             new_by_action=dict(sorted(new_by_action.items())),
             phases=clock.phases,
+            checksum=level_checksum,
+            truncated=truncated,
         )
         return record, pick_per_property(candidates)
+
+    def _truncate_level(self, depth: int, room: int) -> LevelSummary:
+        """Keep, of the states written as level ``depth``, the ``room`` with the smallest fingerprints
+        (the local BFS keeps the same ones when max_states is reached within a level)."""
+        assert self.spark is not None
+        target = level_dir(self.run_dir, depth)
+        kept = target.with_name(f"{target.name}.truncated")
+        shutil.rmtree(kept, ignore_errors=True)
+        self._read_levels(depth, depth).orderBy("fp").limit(room).write.parquet(str(kept))
+        shutil.rmtree(target)
+        kept.rename(target)
+        return level_summary(target)
 
     def _read_levels(self, first: int, last: int) -> DataFrame:
         """The states of levels ``first..last`` (the schema is given, so no file footer is read
@@ -352,8 +470,13 @@ class _Search:
     def _elapsed(self) -> float:
         return self.seconds_before + time.perf_counter() - self.start
 
-    def _finish(self, manifest: Manifest, outcome: Outcome, queue: int, reason: str = "") -> Manifest:
-        return attrs.evolve(manifest, completed=True, outcome=outcome.value, reason=reason, queue=queue)
+    def _finish(
+        self, manifest: Manifest, outcome: Outcome, queue: int, reason: str = "", cause: StopCause | None = None
+    ) -> Manifest:
+        return attrs.evolve(
+            manifest, completed=True, outcome=outcome.value, reason=reason, queue=queue,
+            stopped_by=None if cause is None else cause.value,
+        )
 
     def _save(self, manifest: Manifest) -> None:
         manifest = attrs.evolve(manifest, seconds=self._elapsed())
@@ -387,7 +510,7 @@ class _Search:
 
     def result(self) -> ExplorationResult:
         manifest = self.manifest
-        assert manifest is not None and manifest.completed and manifest.outcome is not None
+        assert manifest is not None and manifest.outcome is not None
         generated_by_action: dict[str, int] = {}
         new_by_action: dict[str, int] = {}
         for level in manifest.levels:
@@ -417,6 +540,7 @@ class _Search:
         discoveries = tuple(
             rebuild_discovery(self.run_dir, self.model, self.properties, candidate) for candidate in manifest.recorded
         )
+        options = self.options
         return ExplorationResult(
             outcome=outcome,
             engine=ENGINE,
@@ -425,4 +549,13 @@ class _Search:
             never_found=never_found,
             reason=manifest.reason,
             details={"master": self.master, "run_dir": str(self.run_dir)},
+            properties=tuple((p.name, p.kind) for p in self.properties),
+            stopped_by=None if manifest.stopped_by is None else StopCause(manifest.stopped_by),
+            bounds={
+                "max_depth": options.max_depth,
+                "max_states": options.max_states,
+                "time_limit": options.limits.time_limit,
+                "max_memory": None,
+                "fingerprint_bits": 64,
+            },
         )

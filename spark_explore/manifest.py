@@ -10,6 +10,11 @@ Per level it keeps the numbers the final statistics need (frontier, generated pe
 action, distinct total), and for the run the findings recorded so far (as located candidates;
 evidence is recomputed from the states on disk when the result is built), the SOMETIMES properties
 already satisfied, and, once the search stops, the outcome.
+
+It also records, for every level written, its row count and the checksum of its fingerprints
+(:func:`explorer.fingerprint.checksum`); ``--resume`` compares both with the files before it
+trusts them (:func:`spark_explore.trace.verify_levels`). A manifest that cannot be read is
+refused with one sentence naming it (:class:`~explorer.checkpoint.ResumeError`), never guessed at.
 """
 
 from __future__ import annotations
@@ -22,17 +27,19 @@ from typing import Any
 
 import attrs
 
+from explorer.checkpoint import ResumeError
 from explorer.contract import PropertyKind
 from explorer.results import Candidate, LevelStats
 
 MANIFEST_NAME = "manifest.json"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 @attrs.frozen
 class LevelRecord:
     """One expanded (or, at a bound, only checked) level: ``new`` states were first reached at
-    ``depth + 1`` and written to the next level's Parquet."""
+    ``depth + 1`` and written to the next level's Parquet, whose fingerprints sum to ``checksum``
+    (None when nothing was written). ``truncated``: ``max_states`` kept only part of them."""
 
     depth: int
     frontier: int
@@ -44,6 +51,8 @@ class LevelRecord:
     generated_by_action: Mapping[str, int] = attrs.field(factory=dict)
     new_by_action: Mapping[str, int] = attrs.field(factory=dict)
     phases: Mapping[str, float] = attrs.field(factory=dict)  # seconds per phase of the level
+    checksum: int | None = None
+    truncated: bool = False
 
     def stats(self) -> LevelStats:
         return LevelStats(self.depth, self.frontier, self.generated, self.new, self.distinct_total, self.seconds)
@@ -56,6 +65,7 @@ class Manifest:
     master: str
     initial_states: int  # distinct initial states (level 0)
     initial_generated: int  # initial states as generated, duplicates included (TLC counts them)
+    initial_checksum: int = 0  # of the fingerprints of level 0
     levels: tuple[LevelRecord, ...] = ()
     recorded: tuple[Candidate, ...] = ()  # the reported finding per property, in report order
     completed: bool = False
@@ -63,6 +73,7 @@ class Manifest:
     reason: str = ""
     queue: int = 0
     seconds: float = 0.0  # wall time spent on the run so far, over every driver that worked on it
+    stopped_by: str | None = None  # StopCause value of a search that stopped early
 
     @property
     def generated(self) -> int:
@@ -85,10 +96,12 @@ class Manifest:
             "master": self.master,
             "initial_states": self.initial_states,
             "initial_generated": self.initial_generated,
+            "initial_checksum": self.initial_checksum,
             "completed": self.completed,
             "outcome": self.outcome,
             "reason": self.reason,
             "queue": self.queue,
+            "stopped_by": self.stopped_by,
             "distinct": self.distinct,
             "generated": self.generated,
             "seconds": self.seconds,
@@ -108,33 +121,67 @@ class Manifest:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Manifest:
+        """The manifest in ``data``; raises ValueError, TypeError or KeyError when it is not one."""
         if data.get("format") != FORMAT_VERSION:
             raise ValueError(f"unsupported manifest format {data.get('format')!r}, expected {FORMAT_VERSION}")
+        levels = tuple(LevelRecord(**_checked_level(level)) for level in data["levels"])
+        for depth, level in enumerate(levels):
+            if level.depth != depth:
+                raise ValueError(f"level {depth} is recorded as depth {level.depth}")
         return cls(
-            scenario_hash=data["scenario_hash"],
-            kmc_version=data["kmc_version"],
-            master=data["master"],
-            initial_states=data["initial_states"],
-            initial_generated=data["initial_generated"],
-            levels=tuple(LevelRecord(**level) for level in data["levels"]),
+            scenario_hash=_of(data, "scenario_hash", str),
+            kmc_version=_of(data, "kmc_version", str),
+            master=_of(data, "master", str),
+            initial_states=_of(data, "initial_states", int),
+            initial_generated=_of(data, "initial_generated", int),
+            initial_checksum=_of(data, "initial_checksum", int),
+            levels=levels,
             recorded=tuple(
                 Candidate(
-                    property=c["property"],
+                    property=_of(c, "property", str),
                     kind=PropertyKind(c["kind"]),
                     evidence={},
-                    depth=c["depth"],
-                    fingerprint=c["fingerprint"],
-                    action_index=c["action_index"],
-                    child_fingerprint=c["child_fingerprint"],
+                    depth=_of(c, "depth", int),
+                    fingerprint=_of(c, "fingerprint", int),
+                    action_index=None if c["action_index"] is None else _of(c, "action_index", int),
+                    child_fingerprint=None if c["child_fingerprint"] is None else _of(c, "child_fingerprint", int),
                 )
                 for c in data["recorded"]
             ),
-            completed=data["completed"],
-            outcome=data["outcome"],
-            reason=data["reason"],
-            queue=data["queue"],
-            seconds=data["seconds"],
+            completed=_of(data, "completed", bool),
+            outcome=data["outcome"] if data["outcome"] is None else _of(data, "outcome", str),
+            reason=_of(data, "reason", str),
+            queue=_of(data, "queue", int),
+            seconds=float(_of(data, "seconds", (int, float))),
+            stopped_by=data.get("stopped_by"),
         )
+
+
+_LEVEL_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "depth": int, "frontier": int, "generated": int, "new": int, "distinct_total": int,
+    "seconds": (int, float), "expanded": bool, "generated_by_action": dict, "new_by_action": dict,
+    "phases": dict, "truncated": bool,
+}  # fmt: skip
+
+
+def _checked_level(level: Any) -> dict[str, Any]:
+    if not isinstance(level, dict):
+        raise TypeError("a level is not a JSON object")
+    for key, kind in _LEVEL_FIELDS.items():
+        _of(level, key, kind)
+    if level.get("checksum") is not None:
+        _of(level, "checksum", int)
+    unknown = set(level) - {*_LEVEL_FIELDS, "checksum"}
+    if unknown:
+        raise KeyError(sorted(unknown)[0])
+    return dict(level)
+
+
+def _of(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
+    value = data[key]
+    if (isinstance(value, bool) and kind is not bool) or not isinstance(value, kind):
+        raise TypeError(f"{key} is {type(value).__name__}")
+    return value
 
 
 def manifest_path(run_dir: Path) -> Path:
@@ -144,7 +191,7 @@ def manifest_path(run_dir: Path) -> Path:
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:
     """Replace the manifest atomically: a reader sees the previous one or this one, never a mix."""
     path = manifest_path(run_dir)
-    tmp = path.with_name(f".{path.name}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with tmp.open("w") as stream:
         json.dump(manifest.to_json(), stream, indent=2)
         stream.write("\n")
@@ -154,8 +201,39 @@ def write_manifest(run_dir: Path, manifest: Manifest) -> None:
 
 
 def read_manifest(run_dir: Path) -> Manifest | None:
-    """The manifest of ``run_dir``, or None if it has none."""
+    """The manifest of ``run_dir``, or None if it has none; one that cannot be read, or that is not
+    a Spark run's, raises :class:`~explorer.checkpoint.ResumeError` naming it."""
     path = manifest_path(run_dir)
-    if not path.exists():
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
         return None
-    return Manifest.from_json(json.loads(path.read_text()))
+    except (OSError, UnicodeDecodeError) as e:
+        raise ResumeError(
+            f"{path} cannot be read ({_first_line(e)}); the run cannot be resumed, start a new one"
+        ) from None
+    try:
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise TypeError("not a JSON object")
+        engine = data.get("engine")
+        if engine != "spark":
+            raise ResumeError(
+                f"{path} is the manifest of a {engine!r} run, not of a Spark one; resume it with --engine {engine}"
+                if isinstance(engine, str) and engine.isidentifier()
+                else f"{path} names no engine; the run cannot be resumed, start a new one"
+            )
+        if data.get("format") != FORMAT_VERSION:
+            raise ResumeError(
+                f"{path} has format {data.get('format')!r}, this kmc reads format {FORMAT_VERSION}; start a new run"
+            )
+        return Manifest.from_json(data)
+    except ResumeError:
+        raise
+    except (ValueError, TypeError, KeyError, AttributeError) as e:
+        raise ResumeError(f"{path} is corrupt ({_first_line(e)}); the run cannot be resumed, start a new one") from None
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return text if len(text) <= 120 else f"{text[:120]}…"

@@ -11,7 +11,14 @@ so the settings measured on a 2-core machine live here once:
 * no web UI and no console progress bar unless asked; Spark's own logs at ERROR, including the
   JVM start-up lines (a log4j2 file written next to the checkpoints);
 * few shuffle partitions: the default 200 doubles the time of a level on two cores;
-* a checkpoint directory under the run directory.
+* a checkpoint directory under the run directory;
+* the caller's SIGINT handler is kept: PySpark replaces it with one that calls the JVM from inside
+  the signal handler and raises KeyboardInterrupt inside whatever call to the JVM is running,
+  which prints several tracebacks (the JVM ignores SIGINT, and PySpark's worker daemon runs in a
+  process group of its own, so Ctrl-C reaches only kmc's driver, which stops the job itself).
+
+Everything a local session opens listens on loopback (``SPARK_LOCAL_IP``), the web UI included
+when it is asked for.
 
 Settings given explicitly with ``conf`` always win over these defaults.
 """
@@ -19,8 +26,10 @@ Settings given explicitly with ``conf`` always win over these defaults.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -173,7 +182,11 @@ def build_session(
         builder = builder.master(master)
     for key, value in settings.items():
         builder = builder.config(key, value)
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    caller_sigint = signal.getsignal(signal.SIGINT) if in_main_thread else None
     session = builder.getOrCreate()
+    if in_main_thread and caller_sigint is not None:
+        signal.signal(signal.SIGINT, caller_sigint)
     session.sparkContext.setLogLevel("ERROR")
     if checkpoint_dir is not None:
         session.sparkContext.setCheckpointDir(str(Path(checkpoint_dir) / "checkpoints"))

@@ -10,6 +10,10 @@ Evidence does not travel from the workers: it is recomputed here by running the 
 the state decoded from disk (and, for a transition property, on the transition replayed from it),
 so the discovery carries the very evidence object the local BFS would report. A property that
 finds nothing on the replayed state means the model is not deterministic, and says so.
+
+:func:`level_summary` reads a written level's row count and fingerprint checksum (recorded in the
+manifest), and :func:`verify_level` compares them with the files again before a resumed run
+trusts a level.
 """
 
 from __future__ import annotations
@@ -18,9 +22,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
+import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from explorer.checkpoint import ResumeError
 from explorer.contract import Model, Property
 from explorer.fingerprint import fingerprint
 from explorer.results import Candidate, Discovery
@@ -49,17 +57,54 @@ def read_level_row(run_dir: Path, depth: int, fp: int, columns: Sequence[str]) -
     return {name: table.column(name)[0].as_py() for name in columns}
 
 
-def count_by_action(directory: Path) -> dict[str, int]:
-    """The number of states of a written level per action name of their parent transition.
+@attrs.frozen
+class LevelSummary:
+    """What the files of a written level hold: states per action name of their parent transition,
+    the row count and the checksum of the fingerprints."""
 
-    Counted from the committed files rather than by Spark metrics, which a retried task could
-    count twice; reading one dictionary-encoded column is cheap.
-    """
-    table = ds.dataset(directory, format="parquet").to_table(columns=["action_name"])
-    if table.num_rows == 0:
-        return {}
-    counts = table.column("action_name").value_counts()
-    return {str(entry["values"]): int(entry["counts"]) for entry in counts.to_pylist()}
+    by_action: dict[str, int]
+    rows: int
+    checksum: int
+
+
+def level_summary(directory: Path) -> LevelSummary:
+    """Count a written level from its committed files rather than by Spark metrics, which a retried
+    task could count twice; reading the fingerprints and one dictionary-encoded column is cheap."""
+    table = ds.dataset(directory, format="parquet").to_table(columns=["fp", "action_name"])
+    by_action: dict[str, int] = {}
+    if table.num_rows:
+        counts = table.column("action_name").value_counts()
+        by_action = {str(entry["values"]): int(entry["counts"]) for entry in counts.to_pylist()}
+    return LevelSummary(by_action, table.num_rows, fingerprint_checksum(table.column("fp")))
+
+
+def fingerprint_checksum(fps: pa.ChunkedArray) -> int:
+    """:func:`explorer.fingerprint.checksum` of a column of 64-bit fingerprints (summed modulo 2^64
+    by numpy's unsigned wrap-around, without a Python loop)."""
+    values = fps.to_numpy() if fps.num_chunks else np.zeros(0, dtype=np.int64)
+    return int(np.asarray(values, dtype=np.int64).view(np.uint64).sum(dtype=np.uint64))
+
+
+def verify_level(run_dir: Path, depth: int, rows: int, checksum: int | None) -> None:
+    """Check that level ``depth`` on disk holds ``rows`` rows whose fingerprints sum to ``checksum``;
+    raise :class:`~explorer.checkpoint.ResumeError` naming the level otherwise."""
+    directory = level_dir(run_dir, depth)
+    if not directory.is_dir():
+        raise ResumeError(f"{directory} is missing; the run directory is incomplete, so it cannot be resumed: "
+                          "start a new run")
+    try:
+        table = ds.dataset(directory, format="parquet").to_table(columns=["fp"])
+    except (OSError, pa.ArrowException) as e:
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise ResumeError(f"{directory} cannot be read ({first[:160]}); the run directory is damaged, so it "
+                          "cannot be resumed: start a new run") from None
+    if table.num_rows != rows:
+        raise ResumeError(f"{directory} holds {table.num_rows:,} states where the manifest recorded {rows:,}; the "
+                          "run directory is damaged (a file is missing or was added), so it cannot be resumed: "
+                          "start a new run")
+    if checksum is not None and fingerprint_checksum(table.column("fp")) != checksum:
+        raise ResumeError(f"{directory} does not match the fingerprint checksum the manifest recorded; the run "
+                          "directory is damaged, so it cannot be resumed: start a new run")
 
 
 def path_to(run_dir: Path, depth: int, fp: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -83,7 +128,9 @@ def rebuild_discovery(
     path, action_indices = path_to(run_dir, candidate.depth, candidate.fingerprint)
     data = read_level_row(run_dir, candidate.depth, candidate.fingerprint, ("data",))["data"]
     state = model.decode(data)
-    prop = next(p for p in properties if p.name == candidate.property)
+    prop = next((p for p in properties if p.name == candidate.property), None)
+    if prop is None:
+        raise ReplayMismatch(f"the run recorded a finding of {candidate.property!r}, a property this model lacks")
     if candidate.action_index is None:
         evidence = prop.check(state)
     else:

@@ -164,13 +164,18 @@ def test_max_depth_still_checks_the_last_level() -> None:
 
 
 def test_max_states_is_inconclusive() -> None:
-    """The search stops at the end of the level where the distinct states reach max_states."""
+    """max_states holds within a level: the level that reaches it keeps only the new states that fit
+    (those with the smallest fingerprints), which are checked but not expanded."""
     result = run_bfs(Counter(3), BfsOptions(max_states=5))
+    complete = run_bfs(Counter(3))
     assert result.outcome is Outcome.INCONCLUSIVE
     assert result.exit_code == 3
     assert "max_states=5" in result.reason
-    assert result.stats.distinct == 6  # levels 0..2 are known when the bound is noticed
+    assert result.stats.distinct == 5  # levels 0 and 1 (3 states) and 2 of the 3 states of level 2
     assert result.stats.depth == 3
+    assert [level.new for level in result.stats.levels] == [2, 2, 0]
+    assert result.stats.levels[1].generated == complete.stats.levels[1].generated  # level 1 was expanded whole
+    assert result.stats.queue == 2
 
 
 def test_bounds_that_are_not_reached_change_nothing() -> None:

@@ -32,13 +32,14 @@ def test_json_document_round_trips_and_has_the_schema_fields() -> None:
     assert json.loads(json.dumps(document, allow_nan=False)) == document
     assert set(document) == {
         "schema_version", "kmc_version", "engine", "outcome", "exit_code", "reason", "statistics",
-        "discoveries", "never_found", "details", "scenario", "master",
+        "discoveries", "never_found", "details", "scenario", "master", "properties_checked", "bounds",
+        "stopped_by", "examples_missing",
     }  # fmt: skip
     assert document["schema_version"] == SCHEMA_VERSION
     assert (document["engine"], document["outcome"], document["exit_code"]) == ("local", "violation", 1)
     assert set(document["statistics"]) == {
         "distinct", "generated", "depth", "queue", "seconds", "states_per_second",
-        "collision_probability", "levels", "actions",
+        "collision_probability", "collision_negligible", "fingerprint_bits", "levels", "actions",
     }  # fmt: skip
     [discovery] = document["discoveries"]
     assert discovery["property"] == "NeverStuckOffline"

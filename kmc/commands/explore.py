@@ -1,27 +1,56 @@
 """``kmc explore``: the breadth-first search of a scenario's whole state space, locally or on Spark.
 
 Resolves the scenario, builds the Kafka model with its selected properties (:mod:`kmc.compose`),
-runs the chosen engine, then hands the result to :func:`kmc.outputs.finish_run` (traces replayed, run
-files written, result printed, exit status).
+creates and locks a run directory (:mod:`kmc.common`) holding a copy of the scenario and
+``run.json``, runs the chosen engine with its bounds and budgets, then hands the result to
+:func:`kmc.outputs.finish_run` (traces replayed, run files written, result printed, exit status).
+
+``--resume RUN_DIR`` continues a run with either engine: the scenario is read from the copy kept
+in the run directory (a SCENARIO given as well must be the same one), the engine from
+``run.json``; the engine then checks its own files before it trusts them.
 """
 
 from __future__ import annotations
 
+import json
+import re
+import shlex
 import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import attrs
 import click
 
+from explorer.checkpoint import ResumeError
 from explorer.results import ExplorationResult
+from explorer.stopping import Limits, default_memory_budget
 from kmc import compose
-from kmc.common import UsageProblem, fail, new_run_dir
+from kmc.common import (
+    Interrupts,
+    RunLock,
+    UsageProblem,
+    defects_reported_in,
+    fail,
+    new_run_dir,
+    shown_path,
+    write_atomically,
+)
 from kmc.outputs import finish_run, scenario_facts
-from model.scenario import Scenario, ScenarioError
+from model.scenario import Scenario, ScenarioError, load_scenario
 
 ENGINES = ("spark", "local")
+RUN_FILE = "run.json"
+SCENARIO_COPY = "scenario.toml"
+ENGINE_MANIFEST = "manifest.json"  # both engines keep their progress under this name
+DEFAULT_CHECKPOINT_SECONDS = 300.0
+
+_DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h)?\s*", re.IGNORECASE)
+_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMGT])(?:i?B)?\s*", re.IGNORECASE)
+_SECONDS_PER = {None: 1, "s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600}
+_BYTES_PER = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
 def parse_conf(values: tuple[str, ...]) -> dict[str, str]:
@@ -30,84 +59,257 @@ def parse_conf(values: tuple[str, ...]) -> dict[str, str]:
     for item in values:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise UsageProblem(f"--conf {item!r} must look like key=value, e.g. --conf spark.driver.memory=4g.")
+            raise UsageProblem(f"--conf {shown_path(item)!r} must look like key=value, "
+                               "e.g. --conf spark.driver.memory=4g.")
+        if not (key.strip().isprintable() and value.isprintable()):
+            raise UsageProblem(f"--conf {shown_path(item)!r} holds a control character; give printable text.")
         conf[key.strip()] = value
     return conf
 
 
+def parse_duration(option: str, text: str | None) -> float | None:
+    """``90``, ``90s``, ``15m``, ``2h`` as seconds (None when not given)."""
+    if text is None:
+        return None
+    match = _DURATION.fullmatch(text)
+    if not match:
+        raise UsageProblem(f"{option} {shown_path(text)!r} is not a duration; give seconds or a number with s, m "
+                           "or h, e.g. 90, 15m, 2h.")
+    seconds = float(match.group(1)) * _SECONDS_PER[match.group(2) and match.group(2).lower()]
+    if seconds > 366 * 86400:
+        raise UsageProblem(f"{option} {text!r} is more than a year; give a shorter duration or leave it out.")
+    return seconds
+
+
+def parse_size(option: str, text: str | None) -> int | None:
+    """``512M``, ``4G``, ``1.5GiB`` as bytes (None when not given)."""
+    if text is None:
+        return None
+    match = _SIZE.fullmatch(text)
+    if not match:
+        raise UsageProblem(f"{option} {shown_path(text)!r} is not a memory size; give a number with K, M, G or T, "
+                           "e.g. 512M or 4G.")
+    size = int(float(match.group(1)) * _BYTES_PER[match.group(2).upper()])
+    if size <= 0 or size > 1 << 50:
+        raise UsageProblem(f"{option} {text!r} is out of range; give a size between 1K and 1024T.")
+    return size
+
+
+@attrs.frozen
+class _Resumed:
+    """A run directory to continue: its scenario (from the copy it keeps) and its engine."""
+
+    run_dir: Path
+    scenario: Scenario
+    engine: str
+
+
 @click.command(help="Explore every state of a scenario (a shipped name or a TOML path; default: 'default').")
 @click.argument("scenario", required=False)
-@click.option("--engine", type=click.Choice(ENGINES), default="spark", show_default=True,
-              help="spark: the breadth-first search as a Spark job; local: in this process.")
+@click.option("--engine", type=click.Choice(ENGINES), default=None,
+              help="spark (default): the breadth-first search as a Spark job; local: in this process.")
 @click.option("--master", default=None, help="Spark master: local[*] (default), local[N], spark://host:7077.")
 @click.option("--conf", "conf", multiple=True, metavar="KEY=VALUE", help="Spark configuration, repeatable.")
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=Path("reports/runs"),
               show_default=True, help="Where run directories are created.")
 @click.option("--resume", "resume", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Continue a Spark run from its last complete level.")
+              help="Continue the run in RUN_DIR (either engine) from its last complete level or checkpoint.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--max-depth", type=click.IntRange(min=0), default=None, help="Stop after this many steps.")
-@click.option("--max-states", type=click.IntRange(min=1), default=None, help="Stop after this many distinct states.")
+@click.option("--max-depth", type=click.IntRange(min=0, max=2**31 - 1), default=None,
+              help="Stop after this many steps.")
+@click.option("--max-states", type=click.IntRange(min=1, max=2**62), default=None,
+              help="Stop once this many distinct states are found (holds within a level).")
+@click.option("--time-limit", "time_limit", default=None, metavar="DURATION",
+              help="Stop after this long (e.g. 90s, 15m, 2h); the run can be resumed.")
+@click.option("--max-memory", "max_memory", default=None, metavar="SIZE",
+              help="Local engine: stop before resident memory reaches SIZE (e.g. 4G); "
+                   "default: half the machine's memory.")
+@click.option("--checkpoint-every", "checkpoint_every", default=None, metavar="DURATION",
+              help=f"Local engine: save the search at a level boundary this often (default "
+                   f"{DEFAULT_CHECKPOINT_SECONDS:g}s; 0: every level). Spark saves every level.")
+@click.option("--fingerprint-bits", type=click.Choice(["64", "128"]), default="64", show_default=True,
+              help="Local engine: fingerprint width; 128 for runs whose collision estimate is not negligible.")
 @click.option("--difftrace", is_flag=True, help="In the printed text, steps show only the fields they changed.")
 @click.option("--no-progress", "no_progress", is_flag=True,
               help="Plain TLC-style progress lines even on a terminal (no live display).")
-@click.option("--spark-ui", is_flag=True, help="Start the Spark web UI.")
+@click.option("--spark-ui", is_flag=True, help="Start the Spark web UI (on 127.0.0.1; local masters only).")
 @click.option("--print-spark-submit", is_flag=True,
-              help="Print the equivalent spark-submit command line (YARN, Kubernetes) and exit.")
-def explore(scenario: str | None, engine: str, master: str | None, conf: tuple[str, ...], out: Path,
-            resume: Path | None, fmt: str, max_depth: int | None, max_states: int | None, difftrace: bool,
-            no_progress: bool, spark_ui: bool, print_spark_submit: bool) -> None:
+              help="Print the equivalent spark-submit command line (YARN, Kubernetes) and exit; its files go "
+                   "under --out.")
+@click.pass_obj
+def explore(interrupts: Interrupts | None, scenario: str | None, engine: str | None, master: str | None,
+            conf: tuple[str, ...], out: Path, resume: Path | None, fmt: str, max_depth: int | None,
+            max_states: int | None, time_limit: str | None, max_memory: str | None, checkpoint_every: str | None,
+            fingerprint_bits: str, difftrace: bool, no_progress: bool, spark_ui: bool,
+            print_spark_submit: bool) -> None:
     try:
         spark_conf = parse_conf(conf)
-        if engine == "local" and (master or spark_conf or resume):
-            raise UsageProblem("--master, --conf and --resume apply to --engine spark; drop them or use spark.")
-        sc = compose.resolve_scenario(scenario)
+        limit_seconds = parse_duration("--time-limit", time_limit)
+        memory_bytes = parse_size("--max-memory", max_memory)
+        every = parse_duration("--checkpoint-every", checkpoint_every)
+        resumed = _resumed_run(resume, scenario, engine) if resume is not None else None
+        if resumed is not None:
+            sc, engine = resumed.scenario, resumed.engine
+        else:
+            sc = compose.resolve_scenario(scenario)
+        engine = engine or "spark"
+        bits = int(fingerprint_bits)
+        _check_engine_options(engine, master, spark_conf, memory_bytes, every, bits, spark_ui)
         model = compose.model_for(sc)
-    except (ScenarioError, UsageProblem) as e:
+    except (ScenarioError, UsageProblem, ResumeError) as e:
         fail(str(e))
 
     if print_spark_submit:
+        try:
+            submit_dir = new_run_dir(out, f"{sc.name}-spark-submit")
+        except UsageProblem as e:
+            fail(str(e))
         click.echo(compose.spark_submit_command(scenario=scenario or compose.DEFAULT_SCENARIO,
                                                 master=master or "yarn", conf=spark_conf, max_depth=max_depth,
-                                                max_states=max_states))
+                                                max_states=max_states, submit_dir=submit_dir))
         return
 
-    run_dir = resume if resume is not None else new_run_dir(out, sc.name)
-    started = time.time()
-    result = _run(engine, sc, model, run_dir, master, spark_conf, resume is not None, max_depth, max_states,
-                  spark_ui, not no_progress)
-    extra = {
-        "scenario": scenario_facts(sc),
-        "master": result.details.get("master") if engine == "spark" else None,
-        "run_dir": str(run_dir),
-    }
-    finish_run(model, result, run_dir, extra, fmt, started, difftrace=difftrace)
+    try:
+        run_dir = resume if resume is not None else new_run_dir(out, sc.name)
+        lock = RunLock(run_dir)
+        lock.acquire()
+    except UsageProblem as e:
+        fail(str(e))
+    try:
+        if resumed is None:
+            _keep_scenario(run_dir, sc, engine)
+        resume_command = _resume_command(run_dir)
+        interrupts = interrupts or Interrupts()
+        started = time.time()
+        with defects_reported_in(run_dir):
+            with interrupts.deferred(resume_command) as stop:
+                limits = Limits(time_limit=limit_seconds, stop=stop,
+                                max_memory=(memory_bytes or default_memory_budget()) if engine == "local" else None)
+                result = _run(engine, sc, model, run_dir, master, spark_conf, resumed is not None, max_depth,
+                              max_states, spark_ui, limits, every, bits, not no_progress)
+            result = attrs.evolve(result, bounds={**result.bounds, **_scenario_bounds(sc)})
+            extra = {
+                "scenario": scenario_facts(sc),
+                "master": result.details.get("master") if engine == "spark" else None,
+                "run_dir": str(run_dir),
+            }
+            finish_run(model, result, run_dir, extra, fmt, started, difftrace=difftrace,
+                       resume_command=resume_command)
+    finally:
+        lock.release()
+
+
+def _check_engine_options(engine: str, master: str | None, conf: Mapping[str, str], max_memory: int | None,
+                          checkpoint_every: float | None, bits: int, spark_ui: bool) -> None:
+    """Refuse, in one sentence, options that the chosen engine would ignore."""
+    if engine == "local":
+        if master or conf or spark_ui:
+            raise UsageProblem("--master, --conf and --spark-ui apply to --engine spark; drop them or use spark.")
+        return
+    if max_memory is not None:
+        raise UsageProblem("--max-memory applies to --engine local (a Spark driver's memory is "
+                           "--conf spark.driver.memory=4g); drop it or use --engine local.")
+    if checkpoint_every is not None:
+        raise UsageProblem("--checkpoint-every applies to --engine local (a Spark run saves every level); drop it.")
+    if bits != 64:
+        raise UsageProblem("--fingerprint-bits 128 applies to --engine local (Spark stores fingerprints as 64-bit "
+                           "longs); drop it or use --engine local.")
+    if spark_ui and master is not None and not (master == "local" or master.startswith("local[")
+                                                or master.startswith(("spark://127.0.0.1", "spark://localhost"))):
+        raise UsageProblem(f"--spark-ui with --master {master} would listen on every network interface; "
+                           "use the cluster's own UI, or a local master.")
+
+
+def _resumed_run(run_dir: Path, scenario: str | None, engine: str | None) -> _Resumed:
+    """The run in ``run_dir`` to continue, after checking it can be: its run file, its scenario copy
+    (and SCENARIO, when given, is the same scenario), its engine."""
+    where = shown_path(run_dir)
+    if not run_dir.is_dir():
+        raise UsageProblem(f"--resume {where}: no such run directory; give a directory kmc explore created.")
+    run_file = run_dir / RUN_FILE
+    try:
+        facts = json.loads(run_file.read_text(encoding="utf-8"))
+        name, digest, recorded_engine = facts["scenario"]["name"], facts["scenario"]["digest"], facts["engine"]
+        if not (isinstance(name, str) and isinstance(digest, str) and recorded_engine in ENGINES):
+            raise TypeError("unexpected values")
+    except FileNotFoundError:
+        raise UsageProblem(f"--resume {where}: it has no {RUN_FILE}, so it is not a run directory of this kmc; "
+                           "start a new run.") from None
+    except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError) as e:
+        raise UsageProblem(f"{shown_path(run_file)} is corrupt or unreadable ({type(e).__name__}); the run cannot "
+                           "be resumed, start a new one.") from None
+    if engine is not None and engine != recorded_engine:
+        raise UsageProblem(f"{where} holds a {recorded_engine} run; resume it with --engine {recorded_engine} "
+                           "(or without --engine).")
+    copy = run_dir / SCENARIO_COPY
+    try:
+        text = copy.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageProblem(f"{shown_path(copy)} cannot be read ({type(e).__name__}); the run cannot be resumed, "
+                           "start a new one.") from None
+    try:
+        kept = load_scenario(text, default_name=name)
+    except ScenarioError as e:
+        raise UsageProblem(f"{shown_path(copy)} is not the scenario this run started with ({e})") from None
+    if kept.digest != digest:
+        raise UsageProblem(f"{shown_path(copy)} was changed since the run started (its digest differs from "
+                           f"{RUN_FILE}); restore it or start a new run.")
+    if scenario is not None and compose.resolve_scenario(scenario).digest != digest:
+        raise UsageProblem(f"{where} was explored with scenario {kept.name!r}, not {shown_path(scenario)!r}; resume "
+                           f"it without SCENARIO, or start a new run.")
+    return _Resumed(run_dir, kept, recorded_engine)
+
+
+def _keep_scenario(run_dir: Path, sc: Scenario, engine: str) -> None:
+    """What ``--resume`` reads back: the scenario's text and the facts that identify the run."""
+    from reports.json_report import kmc_version
+
+    write_atomically(run_dir / SCENARIO_COPY, sc.source)
+    facts = {"kmc_version": kmc_version(), "engine": engine, "scenario": {"name": sc.name, "digest": sc.digest,
+                                                                          "file": SCENARIO_COPY}}
+    write_atomically(run_dir / RUN_FILE, json.dumps(facts, indent=2) + "\n")
+
+
+def _resume_command(run_dir: Path) -> str:
+    return f"kmc explore --resume {shlex.quote(str(run_dir))}"
+
+
+def _scenario_bounds(sc: Scenario) -> dict[str, Any]:
+    """The scenario's environment bounds, as the reports list them next to the search's."""
+    return {f"scenario.{key}": value for key, value in attrs.asdict(sc.bounds).items()}
 
 
 def _run(engine: str, sc: Scenario, model: Any, run_dir: Path, master: str | None, conf: Mapping[str, str],
-         resume: bool, max_depth: int | None, max_states: int | None, spark_ui: bool,
-         live_progress: bool) -> ExplorationResult:
-    if engine == "local":
-        from explorer.bfs import BfsOptions, run_bfs
-        from explorer.progress import RichProgress, progress_for
-
-        run_dir.mkdir(parents=True, exist_ok=True)
-        progress = progress_for(live=live_progress)
-        live = isinstance(progress, RichProgress)
-        bfs_options = BfsOptions(max_depth=max_depth, max_states=max_states, progress=progress,
-                                 progress_interval_seconds=0.25 if live else 10.0)
-        try:
-            return run_bfs(model, bfs_options)
-        finally:
-            if isinstance(progress, RichProgress):
-                progress.close()
+         resume: bool, max_depth: int | None, max_states: int | None, spark_ui: bool, limits: Limits,
+         checkpoint_every: float | None, bits: int, live_progress: bool) -> ExplorationResult:
     from reports.json_report import kmc_version
-    from spark_explore.bfs import SparkBfsOptions, SparkExploreError, run_spark_bfs
 
-    options = SparkBfsOptions(run_dir=run_dir, master=master or "local[*]", conf=dict(conf), resume=resume,
-                              max_depth=max_depth, max_states=max_states, progress=sys.stderr,
-                              scenario_hash=sc.digest, kmc_version=kmc_version(), ui=spark_ui)
+    # A run killed before its engine wrote anything is started again in the same directory.
+    resume = resume and (run_dir / ENGINE_MANIFEST).exists()
     try:
+        if engine == "local":
+            from explorer.bfs import BfsOptions, Checkpointing, run_bfs
+            from explorer.progress import RichProgress, progress_for
+
+            checkpointing = Checkpointing(
+                run_dir, every_seconds=DEFAULT_CHECKPOINT_SECONDS if checkpoint_every is None else checkpoint_every,
+                resume=resume, scenario_hash=sc.digest, kmc_version=kmc_version())
+            progress = progress_for(live=live_progress)
+            live = isinstance(progress, RichProgress)
+            bfs_options = BfsOptions(max_depth=max_depth, max_states=max_states, progress=progress,
+                                     progress_interval_seconds=0.25 if live else 10.0, limits=limits,
+                                     fingerprint_bits=bits, checkpointing=checkpointing)
+            try:
+                return run_bfs(model, bfs_options)
+            finally:
+                if isinstance(progress, RichProgress):
+                    progress.close()
+        from spark_explore.bfs import SparkBfsOptions, run_spark_bfs
+
+        options = SparkBfsOptions(run_dir=run_dir, master=master or "local[*]", conf=dict(conf), resume=resume,
+                                  max_depth=max_depth, max_states=max_states, progress=sys.stderr,
+                                  scenario_hash=sc.digest, kmc_version=kmc_version(), ui=spark_ui, limits=limits)
         return run_spark_bfs(compose.factory_for(sc), options)
-    except SparkExploreError as e:
+    except ResumeError as e:
         fail(str(e))
+

@@ -1,0 +1,370 @@
+"""Checkpoints of the local BFS: what ``--resume`` continues from, verified before it is trusted.
+
+A local run directory holds ``manifest.json`` (rewritten atomically, the only record of which
+checkpoint is current) and at most one complete ``checkpoint-NNNN-XXXXXX/`` directory with the
+search as it stood at the *start* of level NNNN: every visited fingerprint with its parent
+transition (``visited.arrow``) and the level's states as canonical bytes (``frontier.arrow``),
+both Arrow IPC files. The counters, the level statistics and the discoveries so far are in the
+manifest, which also records each file's row count and fingerprint checksum
+(:func:`explorer.fingerprint.checksum`).
+
+A checkpoint is written into a temporary directory, renamed, and only then named by the
+manifest; older checkpoints are removed after that. So a process killed at any moment leaves
+either the previous checkpoint or the new one in force, never half of one. On resume every
+count and checksum is compared with the files; a missing, unreadable or altered file, or a
+manifest that cannot be read, is refused with one sentence naming it (:class:`ResumeError`) —
+never recounted silently.
+
+Nothing here is pickled: states are stored as the model's canonical bytes and decoded by the
+model, so a run directory is data only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pyarrow as pa
+import pyarrow.feather as feather
+
+from explorer.contract import PropertyKind
+from explorer.fingerprint import FINGERPRINT_BITS, checksum
+from explorer.results import LevelStats, Outcome
+
+MANIFEST_NAME = "manifest.json"
+FORMAT_VERSION = 1
+ENGINE = "local"
+_VISITED = "visited.arrow"
+_FRONTIER = "frontier.arrow"
+
+#: Parent pointers: fingerprint -> (parent fingerprint, action index); None for initial states.
+ParentMap = dict[int, tuple[int, int] | None]
+
+
+class ResumeError(Exception):
+    """A run directory that cannot be continued as asked: one sentence naming the file and the fix."""
+
+
+@attrs.frozen
+class StoredDiscovery:
+    """A discovery as a checkpoint keeps it: where it is, not what it says (evidence is recomputed)."""
+
+    property: str
+    kind: PropertyKind
+    path: tuple[int, ...]
+    action_indices: tuple[int, ...]
+
+
+@attrs.frozen
+class Checkpoint:
+    """The search at the start of level ``depth``: ``parents`` holds every state of levels
+    ``0..depth``, ``frontier`` the states of level ``depth`` (fingerprint, canonical bytes) in the
+    order they were reached; the counters cover levels ``0..depth-1``."""
+
+    depth: int
+    parents: ParentMap = attrs.field(eq=False, repr=False)
+    frontier: Sequence[tuple[int, bytes]] = attrs.field(eq=False, repr=False)
+    generated: int
+    generated_by_action: Mapping[str, int]
+    distinct_by_action: Mapping[str, int]
+    levels: tuple[LevelStats, ...]
+    discoveries: tuple[StoredDiscovery, ...]
+    examples_found: frozenset[str]
+    seconds: float
+
+
+@attrs.frozen
+class LocalManifest:
+    """What ``manifest.json`` of a local run says."""
+
+    scenario_hash: str
+    kmc_version: str
+    fingerprint_bits: int = 64
+    completed: bool = False
+    outcome: str | None = None
+    reason: str = ""
+    seconds: float = 0.0
+    checkpoint: Mapping[str, Any] | None = None  # see write_checkpoint
+
+
+def manifest_path(run_dir: Path) -> Path:
+    return run_dir / MANIFEST_NAME
+
+
+def read_manifest(run_dir: Path) -> LocalManifest | None:
+    """The manifest of a local run in ``run_dir``, None if there is none; a manifest that cannot be
+    read, or that belongs to another engine, raises :class:`ResumeError`."""
+    path = manifest_path(run_dir)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ResumeError(f"{path} cannot be read ({_short(e)}); the run cannot be resumed, start a new one") from None
+    try:
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise TypeError("not a JSON object")
+        if data.get("engine") != ENGINE:
+            raise ResumeError(
+                f"{path} is the manifest of a {data.get('engine')!r} run, not of a local one; resume it with "
+                f"--engine {data.get('engine')}"
+                if isinstance(data.get("engine"), str)
+                else f"{path} names no engine; the run cannot be resumed, start a new one"
+            )
+        if data.get("format") != FORMAT_VERSION:
+            raise ResumeError(
+                f"{path} has format {data.get('format')!r}, this kmc reads format {FORMAT_VERSION}; "
+                "start a new run"
+            )
+        manifest = LocalManifest(
+            scenario_hash=_typed(data, "scenario_hash", str),
+            kmc_version=_typed(data, "kmc_version", str),
+            fingerprint_bits=_typed(data, "fingerprint_bits", int),
+            completed=_typed(data, "completed", bool),
+            outcome=data.get("outcome") if isinstance(data.get("outcome"), str) else None,
+            reason=_typed(data, "reason", str),
+            seconds=float(_typed(data, "seconds", (int, float))),
+            checkpoint=data.get("checkpoint"),
+        )
+        if manifest.fingerprint_bits not in FINGERPRINT_BITS:
+            raise ValueError(f"fingerprint_bits {manifest.fingerprint_bits}")
+        if manifest.checkpoint is not None:
+            _checkpoint_fields(manifest.checkpoint)
+        return manifest
+    except ResumeError:
+        raise
+    except (ValueError, TypeError, KeyError) as e:
+        raise ResumeError(
+            f"{path} is corrupt ({_short(e)}); the run cannot be resumed, start a new one"
+        ) from None
+
+
+def write_manifest(run_dir: Path, manifest: LocalManifest) -> None:
+    """Replace the manifest atomically (temporary file, fsync, rename)."""
+    data = {"format": FORMAT_VERSION, "engine": ENGINE, **attrs.asdict(manifest)}
+    _write_json_atomically(manifest_path(run_dir), data)
+
+
+def write_checkpoint(run_dir: Path, manifest: LocalManifest, checkpoint: Checkpoint) -> LocalManifest:
+    """Write ``checkpoint`` next to the current one, make the manifest name it, then remove the
+    older ones; returns the manifest now on disk."""
+    bits = manifest.fingerprint_bits
+    name = f"checkpoint-{checkpoint.depth:04d}-{secrets.token_hex(3)}"
+    partial = run_dir / f".{name}.partial"
+    partial.mkdir(parents=True)
+    fps = list(checkpoint.parents)
+    parent_fps: list[int | None] = []
+    action_indices: list[int | None] = []
+    for step in checkpoint.parents.values():
+        parent_fps.append(None if step is None else step[0])
+        action_indices.append(None if step is None else step[1])
+    visited = pa.table(
+        {
+            "fp": _fingerprints(fps, bits),
+            "parent_fp": _fingerprints(parent_fps, bits),
+            "action_index": pa.array(action_indices, pa.int32()),
+        }
+    )
+    frontier_fps = [fp for fp, _ in checkpoint.frontier]
+    frontier = pa.table(
+        {"fp": _fingerprints(frontier_fps, bits), "data": pa.array([d for _, d in checkpoint.frontier], pa.binary())}
+    )
+    for table, file_name in ((visited, _VISITED), (frontier, _FRONTIER)):
+        feather.write_feather(table, str(partial / file_name), compression="uncompressed")
+        _fsync(partial / file_name)
+    final = run_dir / name
+    os.replace(partial, final)
+    record = {
+        "directory": name,
+        "depth": checkpoint.depth,
+        "visited": len(fps),
+        "visited_checksum": checksum(fps, bits),
+        "frontier": len(frontier_fps),
+        "frontier_checksum": checksum(frontier_fps, bits),
+        "generated": checkpoint.generated,
+        "generated_by_action": dict(sorted(checkpoint.generated_by_action.items())),
+        "distinct_by_action": dict(sorted(checkpoint.distinct_by_action.items())),
+        "levels": [attrs.asdict(level) for level in checkpoint.levels],
+        "discoveries": [
+            {
+                "property": d.property,
+                "kind": d.kind.value,
+                "path": [str(fp) for fp in d.path],
+                "action_indices": list(d.action_indices),
+            }
+            for d in checkpoint.discoveries
+        ],
+        "examples_found": sorted(checkpoint.examples_found),
+        "seconds": checkpoint.seconds,
+    }
+    manifest = attrs.evolve(manifest, checkpoint=record, seconds=checkpoint.seconds)
+    write_manifest(run_dir, manifest)
+    remove_stale_checkpoints(run_dir, keep=name)
+    return manifest
+
+
+def remove_stale_checkpoints(run_dir: Path, keep: str | None) -> None:
+    """Remove every checkpoint directory (and leftover of a killed write) but ``keep``."""
+    for entry in run_dir.iterdir():
+        stale = entry.name.startswith("checkpoint-") or (
+            entry.name.startswith(".checkpoint-") and entry.name.endswith(".partial")
+        )
+        if stale and entry.name != keep and entry.is_dir():
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def read_checkpoint(run_dir: Path, manifest: LocalManifest) -> Checkpoint:
+    """The checkpoint the manifest names, after checking each file's row count and checksum."""
+    record = manifest.checkpoint
+    assert record is not None
+    bits = manifest.fingerprint_bits
+    directory = run_dir / str(record["directory"])
+    visited = _read_table(directory / _VISITED, ("fp", "parent_fp", "action_index"))
+    frontier = _read_table(directory / _FRONTIER, ("fp", "data"))
+    fps = _values(visited.column("fp"), bits, directory / _VISITED)
+    _verify(directory / _VISITED, fps, record["visited"], record["visited_checksum"], bits)
+    frontier_fps = _values(frontier.column("fp"), bits, directory / _FRONTIER)
+    _verify(directory / _FRONTIER, frontier_fps, record["frontier"], record["frontier_checksum"], bits)
+    parent_fps = _values(visited.column("parent_fp"), bits, directory / _VISITED)
+    action_indices = visited.column("action_index").to_pylist()
+    parents: ParentMap = {
+        fp: None if parent is None else (parent, index)
+        for fp, parent, index in zip(fps, parent_fps, action_indices, strict=True)
+    }
+    if len(parents) != len(fps) or any(fp not in parents for fp in frontier_fps):
+        raise ResumeError(f"{directory} holds duplicate or unknown fingerprints; the run cannot be resumed, "
+                          "start a new one")
+    data = frontier.column("data").to_pylist()
+    try:
+        return Checkpoint(
+            depth=int(record["depth"]),
+            parents=parents,
+            frontier=list(zip(frontier_fps, data, strict=True)),
+            generated=int(record["generated"]),
+            generated_by_action={str(k): int(v) for k, v in record["generated_by_action"].items()},
+            distinct_by_action={str(k): int(v) for k, v in record["distinct_by_action"].items()},
+            levels=tuple(LevelStats(**level) for level in record["levels"]),
+            discoveries=tuple(
+                StoredDiscovery(
+                    property=str(d["property"]),
+                    kind=PropertyKind(d["kind"]),
+                    path=tuple(int(fp) for fp in d["path"]),
+                    action_indices=tuple(int(i) for i in d["action_indices"]),
+                )
+                for d in record["discoveries"]
+            ),
+            examples_found=frozenset(str(name) for name in record["examples_found"]),
+            seconds=float(record["seconds"]),
+        )
+    except (ValueError, TypeError, KeyError, AttributeError) as e:
+        raise ResumeError(
+            f"{manifest_path(run_dir)} is corrupt ({_short(e)}); the run cannot be resumed, start a new one"
+        ) from None
+
+
+def finished(manifest: LocalManifest, outcome: Outcome, reason: str, seconds: float) -> LocalManifest:
+    """The manifest of a run that ended with ``outcome`` (a violation or a complete search)."""
+    return attrs.evolve(manifest, completed=True, outcome=outcome.value, reason=reason, seconds=seconds)
+
+
+# -- helpers ----------------------------------------------------------------------------------------
+
+
+def _fingerprints(values: Sequence[int | None], bits: int) -> pa.Array:
+    if bits == 64:
+        return pa.array(values, pa.int64())
+    width = bits // 8
+    return pa.array(
+        [None if v is None else v.to_bytes(width, "little", signed=True) for v in values], pa.binary(width)
+    )
+
+
+def _values(column: pa.ChunkedArray, bits: int, path: Path) -> list[Any]:
+    expected = pa.int64() if bits == 64 else pa.binary(bits // 8)
+    if column.type != expected:
+        raise ResumeError(f"{path} stores fingerprints as {column.type}, expected {expected}; "
+                          "the run cannot be resumed, start a new one")
+    if bits == 64:
+        return column.to_pylist()
+    return [None if v is None else int.from_bytes(v, "little", signed=True) for v in column.to_pylist()]
+
+
+def _verify(path: Path, fps: Sequence[int], rows: Any, expected_checksum: Any, bits: int) -> None:
+    if len(fps) != rows:
+        raise ResumeError(f"{path} holds {len(fps):,} rows where the manifest recorded {rows}; the checkpoint is "
+                          "damaged, so the run cannot be resumed: start a new one")
+    if checksum(fps, bits) != expected_checksum:
+        raise ResumeError(f"{path} does not match the fingerprint checksum the manifest recorded; the checkpoint "
+                          "is damaged, so the run cannot be resumed: start a new one")
+
+
+def _read_table(path: Path, columns: Sequence[str]) -> pa.Table:
+    try:
+        table = feather.read_table(str(path), memory_map=False)
+    except FileNotFoundError:
+        raise ResumeError(f"{path} is missing; the checkpoint is incomplete, so the run cannot be resumed: "
+                          "start a new one") from None
+    except (OSError, pa.ArrowException) as e:
+        raise ResumeError(f"{path} cannot be read ({_short(e)}); the checkpoint is damaged, so the run cannot "
+                          "be resumed: start a new one") from None
+    missing = [c for c in columns if c not in table.column_names]
+    if missing:
+        raise ResumeError(f"{path} has no column {missing[0]!r}; the checkpoint is damaged, so the run cannot "
+                          "be resumed: start a new one")
+    return table
+
+
+def _checkpoint_fields(record: Any) -> None:
+    if not isinstance(record, dict):
+        raise TypeError("checkpoint is not a JSON object")
+    for key, kind in (("directory", str), ("depth", int), ("visited", int), ("visited_checksum", int),
+                      ("frontier", int), ("frontier_checksum", int), ("generated", int),
+                      ("generated_by_action", dict), ("distinct_by_action", dict), ("levels", list),
+                      ("discoveries", list), ("examples_found", list)):
+        _typed(record, key, kind)
+    directory = record["directory"]
+    if "/" in directory or directory in (".", "..") or not directory.startswith("checkpoint-"):
+        raise ValueError(f"checkpoint directory {directory!r}")
+
+
+def _typed(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
+    value = data[key]
+    if isinstance(value, bool) and kind is not bool:
+        raise TypeError(f"{key} is {value!r}")
+    if not isinstance(value, kind):
+        raise TypeError(f"{key} is {type(value).__name__}")
+    return value
+
+
+def _short(error: BaseException) -> str:
+    text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return text if len(text) <= 120 else f"{text[:120]}…"
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_json_atomically(path: Path, data: Mapping[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(3)}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as stream:
+            json.dump(data, stream, indent=2)
+            stream.write("\n")
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -1,0 +1,168 @@
+"""Stopping a search early and safely: interrupts, the time limit, the memory budget.
+
+A search stops at a *safe point*, never in the middle of writing a file: the local BFS looks at
+its :class:`Limits` every few hundred states, the Spark BFS between the jobs of a level (and a
+request to stop cancels the running job). Either engine then keeps what its last complete level
+left on disk, so that the run can be resumed, and returns an INCONCLUSIVE result saying why
+(:class:`explorer.results.StopCause` and one of the sentences below).
+
+:class:`StopRequest` is how the outside world (the command line's SIGINT and SIGTERM handlers)
+asks a running search to stop; the explorers never install signal handlers themselves.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import attrs
+
+from explorer.results import StopCause
+
+#: Share of the machine's memory a local search may use by default (``--max-memory``).
+DEFAULT_MEMORY_SHARE = 0.5
+
+
+class StopRequest:
+    """A request to stop a running search at its next safe point.
+
+    :meth:`request` may be called from a signal handler or another thread: it records the first
+    reason given and calls the listeners an engine registered (the Spark engine cancels its
+    running job from one, so that a long level does not delay the stop).
+    """
+
+    def __init__(self) -> None:
+        self._reason: str | None = None
+        self._cause = StopCause.INTERRUPTED
+        self._listeners: list[Callable[[], None]] = []
+        self._lock = threading.Lock()
+
+    @property
+    def reason(self) -> str | None:
+        """The sentence saying why the search must stop, or None while it may go on."""
+        return self._reason
+
+    @property
+    def cause(self) -> StopCause:
+        return self._cause
+
+    def request(self, reason: str, cause: StopCause = StopCause.INTERRUPTED) -> None:
+        with self._lock:
+            if self._reason is not None:
+                return
+            self._reason, self._cause = reason, cause
+            listeners = list(self._listeners)
+        for listener in listeners:
+            listener()
+
+    @contextmanager
+    def listening(self, listener: Callable[[], None]) -> Iterator[None]:
+        """Call ``listener`` when a stop is requested while the ``with`` block runs (at once if it
+        already was)."""
+        with self._lock:
+            self._listeners.append(listener)
+            already = self._reason is not None
+        if already:
+            listener()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._listeners.remove(listener)
+
+
+@attrs.frozen
+class Limits:
+    """The budgets of one search besides its depth and state bounds.
+
+    ``time_limit`` is in seconds of this process's work (a resumed run gets a fresh one);
+    ``max_memory`` in bytes of resident memory of this process; ``stop`` the outside request.
+    """
+
+    time_limit: float | None = None
+    max_memory: int | None = None
+    stop: StopRequest | None = attrs.field(default=None, eq=False)
+
+    def exceeded(self, started: float) -> tuple[StopCause, str] | None:
+        """Why the search must stop now (``started`` is its ``time.monotonic()`` start), or None."""
+        if self.stop is not None and self.stop.reason is not None:
+            return self.stop.cause, self.stop.reason
+        if self.time_limit is not None:
+            elapsed = time.monotonic() - started
+            if elapsed >= self.time_limit:
+                return StopCause.TIME_LIMIT, time_limit_reason(self.time_limit)
+        if self.max_memory is not None:
+            used = resident_memory()
+            if used >= self.max_memory:
+                return StopCause.MEMORY_BUDGET, memory_budget_reason(used, self.max_memory)
+        return None
+
+
+def time_limit_reason(limit: float) -> str:
+    return f"time limit reached: the search ran for its {limit:g} s (time_limit={limit:g}s)"
+
+
+def memory_budget_reason(used: int, budget: int) -> str:
+    return (
+        f"memory budget reached: resident memory {format_bytes(used)} is at or above "
+        f"max_memory={format_bytes(budget)}"
+    )
+
+
+def interrupted_reason(signal_name: str) -> str:
+    return f"interrupted by {signal_name}"
+
+
+def resident_memory() -> int:
+    """This process's resident memory in bytes (``/proc/self/statm``; the peak where there is none)."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def machine_memory() -> tuple[int | None, int | None]:
+    """The machine's total and available memory in bytes (``/proc/meminfo``), None where unknown."""
+    values: dict[str, int] = {}
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                key, _, rest = line.partition(":")
+                fields = rest.split()
+                if fields and fields[0].isdigit():
+                    values[key] = int(fields[0]) * 1024
+    except OSError:
+        pass
+    total = values.get("MemTotal")
+    if total is None:
+        try:
+            total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError):
+            total = None
+    return total, values.get("MemAvailable")
+
+
+def default_memory_budget() -> int | None:
+    """Half the machine's memory, and no more than 80% of what is available now plus what this
+    process already holds (other processes need theirs); None when the machine does not say."""
+    total, available = machine_memory()
+    if total is None:
+        return None
+    budget = int(total * DEFAULT_MEMORY_SHARE)
+    if available is not None:
+        budget = min(budget, int((available + resident_memory()) * 0.8))
+    return budget
+
+
+def format_bytes(count: int) -> str:
+    """``count`` bytes as people read them: ``512 MiB``, ``3.2 GiB``."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if count >= size:
+            value = count / size
+            return f"{value:.1f} {unit}" if value < 10 else f"{value:.0f} {unit}"
+    return f"{count} B"
