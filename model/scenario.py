@@ -7,7 +7,12 @@ StopReplica errors the explorer may inject, like the bounds of a TLA+ config), t
 check and the historical bugs to re-introduce.
 
 Bad input raises :class:`ScenarioError` with one sentence naming the offending key or value and
-the fix; the CLI turns it into exit status 2.
+the fix; the CLI turns it into exit status 2. This module is the one validation layer for scenario
+files: Kafka's own rules where Kafka has them (topic names, broker ids in an ``Int``, replication
+factor at most the brokers), and the limits of the model around them, all checked *before* any
+work whose cost depends on the input (the file is read up to :data:`MAX_FILE_BYTES`, sizes are
+refused before Kafka's assignment is computed, explicit replica lists count against the same cap,
+every ``[bounds]`` key is checked by one helper against what the state encoding can hold).
 """
 
 from __future__ import annotations
@@ -26,6 +31,22 @@ from model import assignment as kafka_assignment
 
 SUPPORTED_VERSIONS: tuple[str, ...] = ("1.1", "2.0", "2.1", "2.2", "2.3")
 DEFAULT_VERSION = "2.3"
+
+#: A scenario file larger than this is not a scenario (the shipped ones are under 2 KB).
+MAX_FILE_BYTES = 1 << 20
+#: Kafka's broker ids are an ``Int`` (``KafkaConfig.BrokerIdProp``).
+BROKER_ID_MAX = 2**31 - 1
+MAX_BROKERS = 8
+#: Replicas per topic, and over all topics, that an exhaustive search can cover.
+MAX_TOPIC_REPLICAS = 12
+MAX_TOTAL_REPLICAS = 48
+MAX_TOPICS = 16
+#: The state encoding stores every counter and epoch as a signed 32-bit integer
+#: (``model.cluster.Codec``). A budget counter reaches its bound; an epoch grows by at most one per
+#: election, a few per failure or restart of each of at most 48 partitions; so bounds are capped
+#: at 2^31 / 128, where no epoch can overflow.
+BOUND_MAX = 2**31 // 128 - 1
+NAME_MAX = 200
 
 
 @attrs.frozen
@@ -72,6 +93,7 @@ class ScenarioError(ValueError):
 #: ``Topic.MAX_NAME_LENGTH`` (clients/src/main/java/org/apache/kafka/common/internals/Topic.java, 2.3.0).
 TOPIC_NAME_MAX_LENGTH = 249
 _LEGAL_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]+")
+_PROPERTY_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,99}")
 
 
 def shown(text: str, limit: int = 60) -> str:
@@ -176,60 +198,86 @@ _TOPIC_KEYS = {
     "created", "deleted_by_admin",
 }
 _KAFKA_KEYS = {"version", "delete_topic_enable", "unclean_leader_election_enable"}
-_BOUNDS_KEYS = {"broker_failures", "stop_replica_errors"}
+_BOUNDS_KEYS = {field.name for field in attrs.fields(Bounds)}
 _CHECK_KEYS = {"properties"}
 
 
 def load_scenario_file(path: str | Path) -> Scenario:
+    """Read and validate a scenario file (at most :data:`MAX_FILE_BYTES` of UTF-8 TOML)."""
     p = Path(path)
+    where = shown(str(p), 120)
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ScenarioError(f"scenario file {str(p)!r} does not exist; give a path or a shipped "
-                            "scenario name (see `kmc scenarios`).") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ScenarioError(f"scenario file {str(p)!r} cannot be read ({e}); "
+        if not p.is_file():
+            if p.exists():
+                raise ScenarioError(f"scenario file '{where}' is not a regular file; give a TOML file.")
+            raise ScenarioError(f"scenario file '{where}' does not exist; give a path or a shipped "
+                                "scenario name (see `kmc scenarios`).")
+        with p.open("rb") as stream:
+            data = stream.read(MAX_FILE_BYTES + 1)
+    except ValueError:  # a NUL byte in the path
+        raise ScenarioError(f"scenario file '{where}' is not a valid path; give a path or a shipped scenario "
+                            "name.") from None
+    except OSError as e:
+        raise ScenarioError(f"scenario file '{where}' cannot be read ({e.strerror or e}); "
                             "give a readable UTF-8 TOML file.") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise ScenarioError(f"scenario file '{where}' is larger than {MAX_FILE_BYTES // 1024} KiB; a scenario is "
+                            "a short TOML file, give one.")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ScenarioError(f"scenario file '{where}' is not UTF-8 (byte {e.start}); save it as UTF-8.") from None
     return load_scenario(text, default_name=p.stem)
 
 
 def load_scenario(text: str, default_name: str = "scenario") -> Scenario:
     """Parse and validate a scenario from TOML text."""
+    if len(text) > MAX_FILE_BYTES:
+        raise ScenarioError(f"the scenario is larger than {MAX_FILE_BYTES // 1024} KiB; a scenario is a short "
+                            "TOML file, give one.")
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(f"the scenario is not valid TOML ({e}); fix the syntax.") from None
+        raise ScenarioError(f"the scenario is not valid TOML ({shown(str(e), 160)}); fix the syntax.") from None
+    except RecursionError:
+        raise ScenarioError("the scenario nests arrays or tables too deeply to be read; a scenario needs two "
+                            "levels at most.") from None
     _check_keys(doc, _TOP_KEYS, "the scenario's top level")
 
     kafka = _table(doc, "kafka")
     _check_keys(kafka, _KAFKA_KEYS, "[kafka]")
     version_text = kafka.get("version", DEFAULT_VERSION)
     if not isinstance(version_text, str):
-        raise ScenarioError(f"[kafka] version = {version_text!r} must be a quoted string such as "
+        raise ScenarioError(f"[kafka] version = {shown(repr(version_text))} must be a quoted string such as "
                             f"\"{DEFAULT_VERSION}\".")
     if version_text not in SUPPORTED_VERSIONS:
         raise ScenarioError(
-            f"[kafka] version = {version_text!r} is not modelled; use one of "
+            f"[kafka] version = {shown(repr(version_text))} is not modelled; use one of "
             f"{', '.join(SUPPORTED_VERSIONS)} (2.4 changed reassignment with KIP-455, not modelled yet)."
         )
     major, minor = (int(x) for x in str(version_text).split("."))
     version = (major, minor)
 
     brokers = _brokers(doc)
-    topics = tuple(_topic(t, i, brokers) for i, t in enumerate(_array_of_tables(doc, "topics")))
+    raw_topics = _array_of_tables(doc, "topics")
+    if len(raw_topics) > MAX_TOPICS:
+        raise ScenarioError(f"the scenario declares {len(raw_topics)} [[topics]], more than an exhaustive search "
+                            f"can cover; use at most {MAX_TOPICS}.")
+    topics = tuple(_topic(t, i, brokers) for i, t in enumerate(raw_topics))
     if not topics:
         raise ScenarioError("the scenario has no [[topics]]; add at least one topic to explore.")
     names = [t.name for t in topics]
     for n in names:
         if names.count(n) > 1:
             raise ScenarioError(f"topic {n!r} is declared twice in [[topics]]; give each topic one entry.")
+    total = sum(len(r) for t in topics for r in t.replicas)
+    if total > MAX_TOTAL_REPLICAS:
+        raise ScenarioError(f"the topics have {total} replicas in all, more than an exhaustive search can cover; "
+                            f"keep them at most {MAX_TOTAL_REPLICAS}.")
 
     bounds_t = _table(doc, "bounds")
     _check_keys(bounds_t, _BOUNDS_KEYS, "[bounds]")
-    bounds = Bounds(
-        broker_failures=_int(bounds_t, "broker_failures", "[bounds]", default=1, minimum=0),
-        stop_replica_errors=_int(bounds_t, "stop_replica_errors", "[bounds]", default=0, minimum=0),
-    )
+    bounds = Bounds(**{field.name: _bound(bounds_t, field.name, field.default) for field in attrs.fields(Bounds)})
 
     check = _table(doc, "check")
     _check_keys(check, _CHECK_KEYS, "[check]")
@@ -238,15 +286,23 @@ def load_scenario(text: str, default_name: str = "scenario") -> Scenario:
         props = check["properties"]
         if not isinstance(props, list) or not all(isinstance(p, str) for p in props):
             raise ScenarioError("[check] properties must be a list of property names; see `kmc properties`.")
+        if not props:
+            raise ScenarioError("[check] properties = [] checks nothing, so no verdict could mean anything; list "
+                                "at least one property (see `kmc properties`), or drop the key to check them all.")
+        for prop in props:
+            if not _PROPERTY_NAME.fullmatch(prop):
+                raise ScenarioError(f"[check] properties: '{shown(prop)}' is not a property name (snake_case, at most "
+                                    "100 characters); see `kmc properties`.")
         properties = tuple(props)
 
     bugs_t = _table(doc, "bugs")
     bugs = {name for name, b in BUGS.items() if b.default_for(version)}
     for name, value in bugs_t.items():
         if name not in BUGS:
-            raise ScenarioError(f"[bugs] {name} is not a known bug switch; use one of {', '.join(sorted(BUGS))}.")
+            raise ScenarioError(f"[bugs] {shown(name)} is not a known bug switch; use one of "
+                                f"{', '.join(sorted(BUGS))}.")
         if not isinstance(value, bool):
-            raise ScenarioError(f"[bugs] {name} = {value!r} must be true or false.")
+            raise ScenarioError(f"[bugs] {name} = {shown(repr(value))} must be true or false.")
         if value:
             bugs.add(name)
         else:
@@ -256,6 +312,9 @@ def load_scenario(text: str, default_name: str = "scenario") -> Scenario:
     description = doc.get("description", "")
     if not isinstance(name, str) or not isinstance(description, str):
         raise ScenarioError("the scenario's name and description must be strings.")
+    if not name or len(name) > NAME_MAX or not name.isprintable():
+        raise ScenarioError(f"the scenario's name '{shown(name)}' must be 1 to {NAME_MAX} printable characters "
+                            "(no newline or control character); give a short name.")
     return Scenario(
         name=name,
         description=description,
@@ -277,17 +336,25 @@ def _brokers(doc: Mapping[str, Any]) -> tuple[Broker, ...]:
     raw = cluster.get("brokers")
     if not isinstance(raw, list) or not raw:
         raise ScenarioError("[cluster] brokers must be a non-empty list like [{ id = 0, rack = \"r1\" }].")
+    if len(raw) > MAX_BROKERS:
+        raise ScenarioError(f"{len(raw)} brokers is beyond what an exhaustive search can cover; use at most "
+                            f"{MAX_BROKERS}.")
     brokers: list[Broker] = []
     for entry in raw:
         if isinstance(entry, int) and not isinstance(entry, bool):
             entry = {"id": entry}
         if not isinstance(entry, dict):
-            raise ScenarioError(f"[cluster] brokers entry {entry!r} must be a table like {{ id = 0, rack = \"r1\" }}.")
+            raise ScenarioError(f"[cluster] brokers entry {shown(repr(entry))} must be a table like "
+                                "{ id = 0, rack = \"r1\" }.")
         _check_keys(entry, _BROKER_KEYS, "a [cluster] brokers entry")
         bid = _int(entry, "id", "a [cluster] brokers entry", minimum=0)
+        if bid > BROKER_ID_MAX:
+            raise ScenarioError(f"[cluster] broker id {bid} is beyond Kafka's broker ids (an Int, at most "
+                                f"{BROKER_ID_MAX}); use a smaller id.")
         rack = entry.get("rack")
-        if rack is not None and (not isinstance(rack, str) or not rack):
-            raise ScenarioError(f"broker {bid}'s rack {rack!r} must be a non-empty string.")
+        if rack is not None and (not isinstance(rack, str) or not rack or not rack.isprintable()):
+            raise ScenarioError(f"broker {bid}'s rack {shown(repr(rack))} must be a non-empty string of printable "
+                                "characters.")
         if any(b.id == bid for b in brokers):
             raise ScenarioError(f"broker id {bid} appears twice in [cluster] brokers; give each broker a distinct id.")
         brokers.append(Broker(bid, rack))
@@ -298,8 +365,6 @@ def _brokers(doc: Mapping[str, Any]) -> tuple[Broker, ...]:
             f"brokers {missing} have no rack while others do (Kafka: AdminOperationException: Not all brokers "
             "have rack information for replica rack aware assignment.); give every broker a rack or none."
         )
-    if len(brokers) > 8:
-        raise ScenarioError(f"{len(brokers)} brokers is beyond what an exhaustive search can cover; use at most 8.")
     return tuple(brokers)
 
 
@@ -315,7 +380,7 @@ def _topic(raw: Any, index: int, brokers: Sequence[Broker]) -> Topic:
     where = f"topic {name!r}"
     created = raw.get("created", "initially")
     if created not in ("initially", "by_admin"):
-        raise ScenarioError(f"{where}: created = {created!r} must be \"initially\" or \"by_admin\".")
+        raise ScenarioError(f"{where}: created = {shown(repr(created))} must be \"initially\" or \"by_admin\".")
     deleted = _bool(raw, "deleted_by_admin", where, default=False)
     ids = [b.id for b in brokers]
     if "replicas" in raw:
@@ -328,6 +393,10 @@ def _topic(raw: Any, index: int, brokers: Sequence[Broker]) -> Topic:
             isinstance(r, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in r) for r in reps
         ):
             raise ScenarioError(f"{where}: replicas must be a list of broker-id lists, e.g. [[0, 1], [1, 2]].")
+        count = sum(len(r) for r in reps)
+        if count > MAX_TOPIC_REPLICAS:
+            raise ScenarioError(f"{where} lists {count} replicas; keep them at most {MAX_TOPIC_REPLICAS} so that "
+                                "the state space stays explorable.")
         if not reps:
             raise ScenarioError(f"{where}: replicas = [] lists no partition; give one broker-id list per "
                                 "partition, e.g. [[0, 1], [1, 2]].")
@@ -344,7 +413,15 @@ def _topic(raw: Any, index: int, brokers: Sequence[Broker]) -> Topic:
     start = _int(raw, "start_index", where, default=0, minimum=0)
     shift = raw.get("replica_shift")
     if shift is not None and (not isinstance(shift, int) or isinstance(shift, bool) or shift < 0):
-        raise ScenarioError(f"{where}: replica_shift = {shift!r} must be a whole number >= 0.")
+        raise ScenarioError(f"{where}: replica_shift = {shown(repr(shift))} must be a whole number >= 0.")
+    for key, value in (("start_index", start), ("replica_shift", shift)):
+        if value is not None and value > BROKER_ID_MAX:
+            raise ScenarioError(f"{where}: {key} = {value} is beyond Kafka's (an Int, at most {BROKER_ID_MAX}); "
+                                "use a smaller number.")
+    # Sizes first: Kafka's assignment costs time and memory in proportion to them.
+    if partitions > 0 and rf > 0 and partitions * rf > MAX_TOPIC_REPLICAS:
+        raise ScenarioError(f"{where} has {partitions * rf} replicas; keep partitions × replication_factor "
+                            f"at most {MAX_TOPIC_REPLICAS} so that the state space stays explorable.")
     try:
         computed = kafka_assignment.assign_replicas_to_brokers(
             [kafka_assignment.BrokerMetadata(b.id, b.rack) for b in brokers],
@@ -352,9 +429,6 @@ def _topic(raw: Any, index: int, brokers: Sequence[Broker]) -> Topic:
         )
     except kafka_assignment.KafkaAdminError as e:
         raise ScenarioError(f"{where}: {e.kafka_class.rsplit('.', 1)[-1]}: {e}") from None
-    if partitions * rf > 12:
-        raise ScenarioError(f"{where} has {partitions * rf} replicas; keep partitions × replication_factor "
-                            "at most 12 so that the state space stays explorable.")
     return Topic(name, tuple(computed[p] for p in sorted(computed)), True, created == "initially", deleted)
 
 
@@ -375,7 +449,17 @@ def _array_of_tables(doc: Mapping[str, Any], key: str) -> list[Any]:
 def _check_keys(table: Mapping[str, Any], known: set[str], where: str) -> None:
     for key in table:
         if key not in known:
-            raise ScenarioError(f"unknown key {key!r} in {where}; known keys are {', '.join(sorted(known))}.")
+            raise ScenarioError(f"unknown key '{shown(key)}' in {where}; known keys are {', '.join(sorted(known))}.")
+
+
+def _bound(table: Mapping[str, Any], key: str, default: Any) -> int:
+    """A ``[bounds]`` value: a whole number from 0 to :data:`BOUND_MAX` (what the encoding can hold)."""
+    value = _int(table, key, "[bounds]", default=default, minimum=0)
+    if value > BOUND_MAX:
+        raise ScenarioError(f"[bounds] {key} = {value} is beyond what the model's state encoding can represent "
+                            f"(32-bit counters and epochs: at most {BOUND_MAX}); use a small bound, and "
+                            "--max-states or --time-limit to limit the search.")
+    return value
 
 
 def _int(table: Mapping[str, Any], key: str, where: str, default: int | None = None,
@@ -386,7 +470,7 @@ def _int(table: Mapping[str, Any], key: str, where: str, default: int | None = N
         return default
     value = table[key]
     if not isinstance(value, int) or isinstance(value, bool):
-        raise ScenarioError(f"{where}: {key} = {value!r} must be a whole number.")
+        raise ScenarioError(f"{where}: {key} = {shown(repr(value))} must be a whole number.")
     if minimum is not None and value < minimum:
         raise ScenarioError(f"{where}: {key} = {value} must be at least {minimum}.")
     return value
@@ -395,5 +479,5 @@ def _int(table: Mapping[str, Any], key: str, where: str, default: int | None = N
 def _bool(table: Mapping[str, Any], key: str, where: str, default: bool) -> bool:
     value = table.get(key, default)
     if not isinstance(value, bool):
-        raise ScenarioError(f"{where}: {key} = {value!r} must be true or false.")
+        raise ScenarioError(f"{where}: {key} = {shown(repr(value))} must be true or false.")
     return value

@@ -7,7 +7,10 @@ The command parses and checks the operator's input, calls :mod:`model.assignment
 ``n × n`` outcomes of Kafka's two random draws (start index, initial replica shift).
 
 Bad input exits with status 2 and one line on stderr: Kafka's exception class and message when
-Kafka itself would refuse the arguments, otherwise the offending value and how to fix it.
+Kafka itself would refuse the arguments, otherwise the offending value and how to fix it. Numbers
+Kafka holds in an ``Int`` (broker ids, partitions, indexes) or a ``Short`` (the replication factor)
+are refused beyond those types, and so are sizes whose output could not be printed in reasonable
+time (:data:`MAX_REPLICAS`, :data:`MAX_SUMMARY_REPLICAS`), before anything is computed.
 """
 
 from __future__ import annotations
@@ -30,6 +33,15 @@ from model.assignment import (
     draw_summary,
 )
 from model.reassignment_json import render_reassignment_json as render_placement_json
+from model.scenario import ScenarioError, validate_topic_name
+
+#: Kafka's Int.MaxValue (broker ids, partition counts and ids) and Short.MaxValue (replication factor).
+INT_MAX = 2**31 - 1
+SHORT_MAX = 2**15 - 1
+#: One assignment of more replicas than this takes more than a few seconds to compute and print.
+MAX_REPLICAS = 300_000
+#: The summary of every random draw computes brokers² assignments; their replicas are capped too.
+MAX_SUMMARY_REPLICAS = 1_000_000
 
 
 class AssignInputError(click.ClickException):
@@ -98,6 +110,11 @@ def assign(
         rack_of = parse_racks(racks, broker_ids) if racks is not None else {}
     except UsageProblem as e:
         raise AssignInputError(str(e)) from None
+    check_sizes(len(broker_ids), partitions, replication_factor, start_index, replica_shift, start_partition_id)
+    try:
+        validate_topic_name(topic)
+    except ScenarioError as e:
+        raise AssignInputError(f"--topic: {e}") from None
     if start_index is not None and start_index < 0:
         raise AssignInputError(
             f"--start-index {start_index} must be >= 0; omit --start-index to see every random draw."
@@ -135,6 +152,40 @@ def assign(
     except KafkaAdminError as e:
         raise AssignInputError(e.describe()) from None
     click.echo(text)
+
+
+def check_sizes(
+    brokers: int,
+    partitions: int,
+    replication_factor: int,
+    start_index: int | None,
+    replica_shift: int | None,
+    start_partition_id: int,
+) -> None:
+    """Refuse numbers beyond Kafka's types and outputs too large to print in reasonable time, before
+    anything is computed (Kafka's own checks, with its messages, come after)."""
+    for option, value, limit, kind in (
+        ("--partitions", partitions, INT_MAX, "an Int"),
+        ("--replication-factor", replication_factor, SHORT_MAX, "a Short"),
+        ("--start-index", start_index, INT_MAX, "an Int"),
+        ("--replica-shift", replica_shift, INT_MAX, "an Int"),
+        ("--start-partition-id", start_partition_id, INT_MAX, "an Int"),
+    ):
+        if value is not None and abs(value) > limit:
+            raise AssignInputError(f"{option} {value} is beyond what Kafka accepts ({kind}, at most {limit}); "
+                                   "give a smaller number.")
+    replicas = max(partitions, 0) * max(replication_factor, 0)
+    if start_index is not None and replicas > MAX_REPLICAS:
+        raise AssignInputError(
+            f"--partitions {partitions} x --replication-factor {replication_factor} is {replicas:,} replicas, more "
+            f"than kmc assign prints ({MAX_REPLICAS:,}); assign fewer partitions at a time."
+        )
+    if start_index is None and replicas * brokers * brokers > MAX_SUMMARY_REPLICAS:
+        raise AssignInputError(
+            f"summarising every random draw of {partitions} partitions x {replication_factor} replicas over "
+            f"{brokers} brokers computes {replicas * brokers * brokers:,} replicas, more than kmc assign does "
+            f"({MAX_SUMMARY_REPLICAS:,}); give --start-index for one draw, or fewer partitions."
+        )
 
 
 # ---------------------------------------------------------------------------------------------------
