@@ -238,6 +238,7 @@ class _Search:
         elif manifest is not None:
             self._check_resumable(setup, manifest)
         if manifest is None or manifest.checkpoint is None:
+            setup.run_dir.mkdir(parents=True, exist_ok=True)
             self.manifest = LocalManifest(setup.scenario_hash, setup.kmc_version, self.bits)
             checkpoints.write_manifest(setup.run_dir, self.manifest)
             return self._initial_level(), 0

@@ -1,0 +1,404 @@
+"""``kmc explore`` and ``kmc assign`` as a user meets them: bad input, run directories, verdicts, crashes.
+
+Each test reproduces one of the defects a fuzzing and fault-injection session found (issue 13) and
+checks the fix through the command line: bad input is one sentence and exit status 2 before any
+work; run directories stay inside ``--out``, are unique and locked; a run that stops early says so
+in its last line and exits 3 with the command that resumes it; a crash exits 4 with its traceback
+in a file, never 1; run files have ordinary permissions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from kmc.cli import main
+from kmc.common import Interrupted, Interrupts, RunLock, new_run_dir
+
+SMALL = """\
+name = "{name}"
+[cluster]
+brokers = [{brokers}]
+[[topics]]
+name = "t"
+partitions = {partitions}
+replication_factor = 1
+[bounds]
+broker_failures = {failures}
+"""
+
+
+def kmc(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def scenario(tmp_path: Path, text: str | None = None, **fields: object) -> str:
+    values = {"name": "small", "brokers": "0, 1", "partitions": 1, "failures": 0, **fields}
+    path = tmp_path / "scenario.toml"
+    path.write_text(text if text is not None else SMALL.format(**values), encoding="utf-8")
+    return str(path)
+
+
+def assert_refused(result: Result, *words: str) -> None:
+    """Exit status 2 and one line on stderr naming ``words``, no traceback."""
+    assert result.exit_code == 2, (result.stdout, result.stderr)
+    assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+
+
+def explore_local(*args: str) -> Result:
+    return kmc("explore", *args, "--engine", "local")
+
+
+# -- names and run directories ----------------------------------------------------------------------
+
+
+def test_a_scenario_name_cannot_escape_out(tmp_path: Path) -> None:
+    """name = "../../../x" gives a run directory inside --out, named from the sanitised name."""
+    out = tmp_path / "deep" / "er" / "out"
+    result = explore_local(scenario(tmp_path, name="../../../x"), "--out", str(out))
+    assert result.exit_code == 0, result.stderr
+    [run_dir] = out.iterdir()
+    assert run_dir.name.endswith("-x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["deep", "scenario.toml"]
+    assert [p.name for p in (tmp_path / "deep" / "er").iterdir()] == ["out"]
+
+
+@pytest.mark.parametrize(("name", "problem"), [("a" * 300, "1 to 200"), ("nul\\u0000byte", "printable"),
+                                               ("line\\nbreak", "printable")], ids=["long", "nul", "newline"])
+def test_bad_scenario_names_are_refused(name: str, problem: str, tmp_path: Path) -> None:
+    """A name over 200 characters, or with a NUL byte or a newline, is refused in one sentence."""
+    assert_refused(explore_local(scenario(tmp_path, name=name), "--out", str(tmp_path / "out")), "name", problem)
+
+
+def test_a_long_name_is_shortened_in_the_run_id(tmp_path: Path) -> None:
+    """A legal 150-character name gives a run directory whose name stays well under file-name limits."""
+    result = explore_local(scenario(tmp_path, name="n" * 150), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 0, result.stderr
+    [run_dir] = (tmp_path / "out").iterdir()
+    assert len(run_dir.name) < 100
+
+
+def test_run_ids_are_unique_within_a_second(tmp_path: Path) -> None:
+    """Fifty run directories created at once get fifty distinct names, all inside --out."""
+    made = [new_run_dir(tmp_path, "same") for _ in range(50)]
+    assert len(set(made)) == 50
+    assert all(d.parent == tmp_path and d.is_dir() for d in made)
+
+
+def test_two_runs_at_once_get_two_directories(tmp_path: Path) -> None:
+    """Two runs of the same scenario started back to back write two run directories, each complete."""
+    path = scenario(tmp_path)
+    for _ in range(2):
+        assert explore_local(path, "--out", str(tmp_path / "out")).exit_code == 0
+    runs = list((tmp_path / "out").iterdir())
+    assert len(runs) == 2
+    assert all((run / "summary.json").exists() and (run / "report.txt").exists() for run in runs)
+
+
+@pytest.mark.parametrize("where", ["a file", "under a file"])
+def test_an_unusable_out_is_refused(where: str, tmp_path: Path) -> None:
+    """An --out that is a file, or cannot be created, is refused in one sentence naming it."""
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")
+    out = blocker if where == "a file" else blocker / "sub"
+    assert_refused(explore_local(scenario(tmp_path), "--out", str(out)), "--out", str(out))
+
+
+def test_a_locked_run_directory_is_refused(tmp_path: Path) -> None:
+    """A run directory another run holds (its lock) cannot be resumed at the same time."""
+    first = explore_local(scenario(tmp_path), "--out", str(tmp_path / "out"), "--max-states", "1")
+    assert first.exit_code == 3
+    [run_dir] = (tmp_path / "out").iterdir()
+    lock = RunLock(run_dir)
+    lock.acquire()
+    try:
+        assert_refused(kmc("explore", "--resume", str(run_dir)), "in use by another kmc run", str(os.getpid()))
+    finally:
+        lock.release()
+
+
+def test_run_files_have_ordinary_permissions(tmp_path: Path) -> None:
+    """summary.json, report.txt, run.json, the scenario copy and the manifest are 0644 under umask 022."""
+    previous = os.umask(0o022)
+    try:
+        assert explore_local(scenario(tmp_path), "--out", str(tmp_path / "out")).exit_code == 0
+    finally:
+        os.umask(previous)
+    [run_dir] = (tmp_path / "out").iterdir()
+    for name in ("summary.json", "report.txt", "run.json", "scenario.toml", "manifest.json"):
+        assert stat.S_IMODE((run_dir / name).stat().st_mode) == 0o644, name
+
+
+def test_print_spark_submit_writes_under_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--print-spark-submit writes its zip, entry point and scenario under --out, not the current directory."""
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    result = kmc("explore", "planted-complete-on-first-success", "--print-spark-submit", "--out", str(tmp_path / "o"))
+    assert result.exit_code == 0, result.stderr
+    assert list(cwd.iterdir()) == []
+    [submit_dir] = (tmp_path / "o").iterdir()
+    assert (submit_dir / "kmc-packages.zip").exists()
+    assert str(submit_dir) in result.stdout
+
+
+# -- sizes and bounds -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("brokers", ["0, 2147483648", "0, 9223372036854775807"])
+def test_broker_ids_beyond_kafkas_int_are_refused(brokers: str, tmp_path: Path) -> None:
+    """Broker ids of 2^31 and more (OverflowError in the encoding before) are refused, naming the id."""
+    assert_refused(explore_local(scenario(tmp_path, brokers=brokers), "--out", str(tmp_path)), "broker id")
+
+
+def test_a_bound_beyond_the_encoding_is_refused(tmp_path: Path) -> None:
+    """broker_failures = 2^31 is refused with a sentence naming the bound and the encoding's limit."""
+    assert_refused(explore_local(scenario(tmp_path, failures=2**31), "--out", str(tmp_path)),
+                   "[bounds] broker_failures", "encoding")
+
+
+@pytest.mark.parametrize("limit", [["--max-states", "2000"], ["--time-limit", "1"]], ids=["max-states", "time-limit"])
+def test_a_huge_but_representable_bound_is_stopped_by_the_search_limits(limit: list[str], tmp_path: Path) -> None:
+    """broker_failures = 1000000 runs until --max-states or --time-limit stops it, exit 3."""
+    result = explore_local(scenario(tmp_path, failures=1_000_000, brokers="0, 1, 2"), "--out", str(tmp_path / "o"),
+                           *limit)
+    assert result.exit_code == 3, result.stderr
+    assert "Resume with: kmc explore --resume" in result.stdout.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("partitions", [10**7, 2**31])
+def test_oversized_topics_are_refused_before_the_assignment(partitions: int, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """10^7 or 2^31 partitions (26 s and 1.3 GB before, or out of memory) are refused before Kafka's
+    assignment is computed."""
+    import model.assignment
+
+    def never(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("the assignment was computed")
+
+    monkeypatch.setattr(model.assignment, "assign_replicas_to_brokers", never)
+    assert_refused(explore_local(scenario(tmp_path, partitions=partitions), "--out", str(tmp_path)),
+                   f"{partitions} replicas")
+
+
+def test_explicit_replica_lists_are_under_the_same_cap(tmp_path: Path) -> None:
+    """Thirteen explicit replicas are refused like thirteen computed ones."""
+    text = '[cluster]\nbrokers = [0, 1]\n[[topics]]\nname = "t"\nreplicas = [' + ", ".join(["[0]"] * 13) + "]\n"
+    assert_refused(explore_local(scenario(tmp_path, text), "--out", str(tmp_path)), "13 replicas", "at most 12")
+
+
+def test_an_empty_property_list_is_refused(tmp_path: Path) -> None:
+    """[check] properties = [] (which checked nothing and said "No error has been found") is refused."""
+    text = SMALL.format(name="s", brokers="0, 1", partitions=1, failures=0) + "[check]\nproperties = []\n"
+    assert_refused(explore_local(scenario(tmp_path, text), "--out", str(tmp_path)), "[check] properties = []")
+
+
+@pytest.mark.parametrize("topic", ["<script>x</script>", "bad topic name!", "evil\\nNo error has been found."])
+def test_illegal_topic_names_are_refused_with_kafkas_sentence(topic: str, tmp_path: Path) -> None:
+    """Topic names follow Kafka's Topic.validate, so none can insert a line into a report."""
+    text = f'[cluster]\nbrokers = [0, 1]\n[[topics]]\nname = "{topic}"\npartitions = 1\nreplication_factor = 1\n'
+    assert_refused(explore_local(scenario(tmp_path, text), "--out", str(tmp_path)), "InvalidTopicException")
+
+
+@pytest.mark.parametrize("args", [
+    ["--partitions", "10000000", "--replication-factor", "1", "--start-index", "0"],
+    ["--partitions", "1000", "--replication-factor", "3"],
+    ["--partitions", "2147483648", "--replication-factor", "1", "--start-index", "0"],
+    ["--partitions", "1", "--replication-factor", "40000"],
+], ids=["huge-assignment", "huge-summary", "beyond-int", "beyond-short"])
+def test_assign_refuses_sizes_it_cannot_print(args: list[str]) -> None:
+    """kmc assign refuses, in one sentence and at once, outputs too large to print and numbers beyond
+    Kafka's types."""
+    brokers = ",".join(str(b) for b in range(30))
+    assert_refused(kmc("assign", "--broker-list", brokers, *args))
+
+
+def test_assign_refuses_broker_ids_beyond_kafkas_int() -> None:
+    """A broker id of 2^31 in --broker-list is refused, naming it."""
+    assert_refused(kmc("assign", "--broker-list", "0,2147483648", "--partitions", "1", "--replication-factor", "1"),
+                   "2147483648")
+
+
+# -- verdicts ---------------------------------------------------------------------------------------
+
+
+def summary_of(out: Path) -> tuple[Path, dict[str, object]]:
+    [run_dir] = out.iterdir()
+    return run_dir, json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+
+
+def test_reports_list_the_properties_checked_and_the_bounds(tmp_path: Path) -> None:
+    """summary.json and report.txt name every property checked and every bound of the search."""
+    result = explore_local("planted-complete-on-first-success", "--out", str(tmp_path), "--max-depth", "50")
+    assert result.exit_code == 1
+    run_dir, summary = summary_of(tmp_path)
+    checked = ["deletion_completes_only_when_all_replicas_succeeded", "no_replica_state_for_deleted_topic"]
+    assert [p["name"] for p in summary["properties_checked"]] == checked  # type: ignore[index, union-attr]
+    bounds = summary["bounds"]
+    assert isinstance(bounds, dict)
+    assert (bounds["max_depth"], bounds["scenario.broker_failures"], bounds["fingerprint_bits"]) == (50, 1, 64)
+    report = (run_dir / "report.txt").read_text(encoding="utf-8")
+    assert f"Properties checked (2): {checked[0]} (action_always), {checked[1]} (always)." in report
+    assert "max_depth=50" in report and "scenario.broker_failures=1" in report
+
+
+def test_max_states_holds_within_a_level(tmp_path: Path) -> None:
+    """--max-states 1000 stops with exactly 1,000 distinct states (126,011 for 25,000 before), exit 3,
+    and the report's last line says the search stopped early."""
+    result = explore_local("racks", "--out", str(tmp_path), "--max-states", "1000", "--format", "json")
+    assert result.exit_code == 3, result.stderr
+    document = json.loads(result.stdout)
+    assert document["statistics"]["distinct"] == 1000
+    assert document["stopped_by"] == "state_bound"
+    run_dir, _ = summary_of(tmp_path)
+    report = (run_dir / "report.txt").read_text(encoding="utf-8")
+    assert report.strip().splitlines()[-1].startswith("Stopped before the search was complete: state bound reached")
+    assert "complete state graph search" not in report
+    assert "Resume with: kmc explore --resume" in result.stderr
+
+
+def test_time_limit_then_resume_from_the_scenario_copy(tmp_path: Path) -> None:
+    """--time-limit 0 stops at once (exit 3, resume command printed last); --resume DIR alone, with the
+    scenario read from the run directory's copy, completes with the uninterrupted counts."""
+    stopped = explore_local("deletion-3brokers", "--out", str(tmp_path), "--time-limit", "0")
+    assert stopped.exit_code == 3, stopped.stderr
+    run_dir, summary = summary_of(tmp_path)
+    assert summary["stopped_by"] == "time_limit"
+    assert summary["resume_command"] == f"kmc explore --resume {run_dir}"
+    assert stopped.stdout.strip().splitlines()[-1].endswith(f"Resume with: kmc explore --resume {run_dir}")
+    resumed = kmc("explore", "--resume", str(run_dir), "--format", "json")
+    assert resumed.exit_code == 0, resumed.stderr
+    document = json.loads(resumed.stdout)
+    assert (document["statistics"]["distinct"], document["statistics"]["generated"]) == (7398, 16284)
+    assert document["scenario"]["name"] == "deletion-3brokers"
+
+
+def test_memory_budget_then_resume(tmp_path: Path) -> None:
+    """--max-memory 1M stops with "memory budget reached" and the resume command (exit 3); resumed
+    under the default budget, the run completes with the uninterrupted counts."""
+    stopped = explore_local("stale-deletion-response", "--out", str(tmp_path), "--max-memory", "1M")
+    assert stopped.exit_code == 3, stopped.stderr
+    assert "memory budget reached" in stopped.stdout.strip().splitlines()[-1]
+    run_dir, _ = summary_of(tmp_path)
+    resumed = kmc("explore", "--resume", str(run_dir), "--format", "json")
+    assert resumed.exit_code == 1, resumed.stderr
+    assert json.loads(resumed.stdout)["statistics"]["distinct"] == 6117
+
+
+def test_resume_refuses_another_scenario_or_an_altered_copy(tmp_path: Path) -> None:
+    """Resuming with a different SCENARIO, or after the scenario copy was edited, is refused."""
+    assert explore_local("deletion-3brokers", "--out", str(tmp_path), "--time-limit", "0").exit_code == 3
+    [run_dir] = tmp_path.iterdir()
+    assert_refused(kmc("explore", "racks", "--resume", str(run_dir)), "not 'racks'")
+    copy = run_dir / "scenario.toml"
+    copy.write_text(copy.read_text().replace("broker_failures = 1", "broker_failures = 2"))
+    assert_refused(kmc("explore", "--resume", str(run_dir)), "was changed since the run started")
+
+
+@pytest.mark.parametrize("damage", ["missing", "garbage", "wrong engine"])
+def test_resume_refuses_a_bad_run_file(damage: str, tmp_path: Path) -> None:
+    """A run directory without a readable run.json, or resumed with the other engine, is refused."""
+    assert explore_local("deletion-3brokers", "--out", str(tmp_path), "--time-limit", "0").exit_code == 3
+    [run_dir] = tmp_path.iterdir()
+    run_file = run_dir / "run.json"
+    if damage == "missing":
+        run_file.unlink()
+        assert_refused(kmc("explore", "--resume", str(run_dir)), "run.json")
+    elif damage == "garbage":
+        run_file.write_bytes(b"\xff\xfe not json")
+        assert_refused(kmc("explore", "--resume", str(run_dir)), "run.json is corrupt")
+    else:
+        assert_refused(kmc("explore", "--resume", str(run_dir), "--engine", "spark"), "--engine local")
+
+
+@pytest.mark.parametrize("args", [["--max-memory", "1G"], ["--fingerprint-bits", "128"],
+                                  ["--checkpoint-every", "10"], ["--spark-ui", "--master", "spark://10.0.0.1:7077"]],
+                         ids=["max-memory", "fingerprint-bits", "checkpoint-every", "remote-ui"])
+def test_options_the_spark_engine_would_ignore_are_refused(args: list[str], tmp_path: Path) -> None:
+    """Options that do not apply to the Spark engine are refused in one sentence, before Spark starts."""
+    assert_refused(kmc("explore", "planted-complete-on-first-success", "--engine", "spark", "--out", str(tmp_path),
+                       *args))
+
+
+def test_fingerprint_bits_128_runs_and_says_so(tmp_path: Path) -> None:
+    """--fingerprint-bits 128 finds the 64-bit run's counts and records its width and collision estimate."""
+    result = explore_local("planted-complete-on-first-success", "--out", str(tmp_path), "--fingerprint-bits", "128",
+                           "--format", "json")
+    assert result.exit_code == 1
+    statistics = json.loads(result.stdout)["statistics"]
+    assert (statistics["distinct"], statistics["fingerprint_bits"]) == (127, 128)
+    assert statistics["collision_probability"] < 1e-30
+
+
+# -- crashes and interrupts -------------------------------------------------------------------------
+
+
+def test_a_crash_exits_4_with_its_traceback_in_the_run_directory(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unexpected exception during a run exits 4 (never 1) with one line naming the traceback file,
+    written in the run directory."""
+    import explorer.bfs
+
+    def boom(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(explorer.bfs, "run_bfs", boom)
+    result = explore_local(scenario(tmp_path), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 4
+    [line] = result.stderr.strip().splitlines()
+    assert "kmc defect" in line and "not a verdict" in line and "RuntimeError: boom" in line
+    [run_dir] = (tmp_path / "out").iterdir()
+    written = run_dir / "traceback.txt"
+    assert str(written) in line
+    assert "RuntimeError: boom" in written.read_text(encoding="utf-8")
+
+
+def test_a_crash_before_the_run_directory_writes_a_temporary_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unexpected exception outside a run exits 4 and names a traceback file that exists."""
+    from kmc import compose
+
+    def boom(*_args: object, **_kwargs: object) -> None:
+        raise ZeroDivisionError("no")
+
+    monkeypatch.setattr(compose, "model_for", boom)
+    result = explore_local("default")
+    assert result.exit_code == 4
+    [line] = result.stderr.strip().splitlines()
+    path = Path(line.split("the traceback is in ")[1].split(";")[0])
+    assert "ZeroDivisionError: no" in path.read_text(encoding="utf-8")
+    path.unlink()
+
+
+def test_an_interrupt_outside_a_search_is_one_line_and_exit_3(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGINT or SIGTERM outside a search (Ctrl-C exited 2 with "kmc: aborted." before) exits 3 with one line."""
+    from kmc.commands import scenarios
+
+    def interrupted(*_args: object, **_kwargs: object) -> None:
+        raise Interrupted("SIGTERM")
+
+    monkeypatch.setattr(scenarios, "shipped_scenarios", interrupted)
+    result = kmc("scenarios")
+    assert result.exit_code == 3
+    assert result.stderr.strip() == "kmc: interrupted by SIGTERM; nothing was completed."
+
+
+def test_a_signal_during_a_search_asks_it_to_stop() -> None:
+    """While a search runs, the first signal requests a stop (it does not raise); outside one it raises."""
+    import signal
+
+    interrupts = Interrupts()
+    with interrupts.deferred("kmc explore --resume x") as stop:
+        interrupts._handle(signal.SIGTERM, None)
+        assert stop.reason == "interrupted by SIGTERM"
+    with pytest.raises(Interrupted):
+        interrupts._handle(signal.SIGINT, None)

@@ -1,0 +1,250 @@
+"""The local BFS stops early without losing work, and a resumed run ends like an uninterrupted one.
+
+A stop is requested from the progress callback at a chosen level (what SIGINT does through the
+command line), or comes from a budget (time, memory, states, depth); the search saves itself at
+the start of the level it abandons, and :func:`run_bfs` with ``resume`` continues from there.
+Resume trusts nothing it has not checked: every file's row count and fingerprint checksum.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from toy_models.counter import Counter
+from toy_models.kafka_controller_toy import KafkaControllerToy, ToyConfig
+from toy_models.two_phase_commit import TwoPhaseCommit
+
+from explorer.bfs import BfsOptions, Checkpointing, run_bfs
+from explorer.checkpoint import ResumeError, read_manifest
+from explorer.contract import Model
+from explorer.progress import ProgressSnapshot
+from explorer.replay import replay
+from explorer.results import ExplorationResult, Outcome, StopCause
+from explorer.stopping import Limits, StopRequest
+
+SMALL_TOY = ToyConfig(assignment=((1, 2),), brokers=2, max_crashes=1, max_shrinks=1, max_epoch=2)
+
+
+def checkpointing(run_dir: Path, *, resume: bool = False, scenario_hash: str = "h") -> Checkpointing:
+    return Checkpointing(run_dir, every_seconds=0, resume=resume, scenario_hash=scenario_hash, kmc_version="test")
+
+
+def stopped_at_level(model: Model[Any, Any], run_dir: Path, depth: int, **options: Any) -> ExplorationResult:
+    """Run with checkpoints, asking for a stop when the search reports progress on level ``depth``
+    (within the level for a level of 512 states or more, at its end otherwise)."""
+    stop = StopRequest()
+
+    def progress(snapshot: ProgressSnapshot) -> None:
+        if snapshot.depth > depth:  # snapshot depths count the initial states as depth 1
+            stop.request("interrupted by SIGINT")
+
+    return run_bfs(model, BfsOptions(progress=progress, progress_interval_seconds=0, limits=Limits(stop=stop),
+                                     checkpointing=checkpointing(run_dir), **options))
+
+
+def resumed(model: Model[Any, Any], run_dir: Path, **options: Any) -> ExplorationResult:
+    return run_bfs(model, BfsOptions(checkpointing=checkpointing(run_dir, resume=True), **options))
+
+
+def assert_same(a: ExplorationResult, b: ExplorationResult) -> None:
+    assert (a.outcome, a.reason, a.stats, a.discoveries, a.never_found) == (
+        b.outcome, b.reason, b.stats, b.discoveries, b.never_found
+    )  # fmt: skip
+    assert [d.evidence for d in a.discoveries] == [d.evidence for d in b.discoveries]
+
+
+MODELS = {
+    "counter_ok": lambda: Counter(4),
+    "counter_violation": lambda: Counter(4, sum_limit=6),
+    "two_phase_commit": lambda: TwoPhaseCommit(3),
+    "toy_controller": lambda: KafkaControllerToy(SMALL_TOY),
+}
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_stopped_at_every_level_and_resumed_ends_as_uninterrupted(name: str, tmp_path: Path) -> None:
+    """Interrupted at each level in turn, then resumed, every run ends with the uninterrupted counts,
+    levels, examples and counterexamples."""
+    model = MODELS[name]()
+    complete = run_bfs(model)
+    for depth in range(complete.stats.depth):
+        run_dir = tmp_path / f"stop-{depth}"
+        first = stopped_at_level(model, run_dir, depth)
+        if first.outcome is not Outcome.INCONCLUSIVE:  # the search ended within the level asked to stop
+            assert_same(first, complete)
+            continue
+        assert first.stopped_by is StopCause.INTERRUPTED
+        assert first.reason == "interrupted by SIGINT"
+        assert first.stats.queue > 0
+        assert_same(resumed(MODELS[name](), run_dir), complete)
+
+
+def test_interrupted_search_reports_the_complete_levels(tmp_path: Path) -> None:
+    """A stop asked at the end of level 3 is honoured at the next safe point, the start of level 4:
+    the result reports levels 0-3 and the states of level 4 as the queue."""
+    result = stopped_at_level(Counter(4), tmp_path, 3)
+    assert result.outcome is Outcome.INCONCLUSIVE
+    assert [level.depth for level in result.stats.levels] == [0, 1, 2, 3]
+    assert result.stats.queue == 5  # the states x + y = 4
+    assert result.stats.distinct == 1 + 2 + 3 + 4 + 5
+
+
+@pytest.mark.parametrize("bound", [{"max_depth": 3}, {"max_states": 7}], ids=["max_depth", "max_states"])
+def test_a_bounded_run_resumed_without_the_bound_completes(bound: dict[str, int], tmp_path: Path) -> None:
+    """A run stopped by a depth or state bound continues, without it, to the uninterrupted result."""
+    first = run_bfs(TwoPhaseCommit(3), BfsOptions(checkpointing=checkpointing(tmp_path), **bound))
+    assert first.outcome is Outcome.INCONCLUSIVE
+    assert first.stopped_by in (StopCause.DEPTH_BOUND, StopCause.STATE_BOUND)
+    assert_same(resumed(TwoPhaseCommit(3), tmp_path), run_bfs(TwoPhaseCommit(3)))
+
+
+def test_time_limit_stops_and_resumes(tmp_path: Path) -> None:
+    """A time limit of 0 stops the search before its first level; resuming without it completes it."""
+    first = run_bfs(Counter(3), BfsOptions(limits=Limits(time_limit=0), checkpointing=checkpointing(tmp_path)))
+    assert (first.outcome, first.stopped_by) == (Outcome.INCONCLUSIVE, StopCause.TIME_LIMIT)
+    assert "time limit" in first.reason
+    assert_same(resumed(Counter(3), tmp_path), run_bfs(Counter(3)))
+
+
+def test_memory_budget_stops_and_resumes(tmp_path: Path) -> None:
+    """A memory budget below what the process holds stops the search with "memory budget reached";
+    resuming under a budget that fits completes it."""
+    first = run_bfs(Counter(3), BfsOptions(limits=Limits(max_memory=1 << 20), checkpointing=checkpointing(tmp_path)))
+    assert (first.outcome, first.stopped_by) == (Outcome.INCONCLUSIVE, StopCause.MEMORY_BUDGET)
+    assert first.reason.startswith("memory budget reached")
+    assert_same(resumed(Counter(3), tmp_path, limits=Limits(max_memory=1 << 40)), run_bfs(Counter(3)))
+
+
+def test_128_bit_fingerprints_find_the_same_states(tmp_path: Path) -> None:
+    """128-bit fingerprints give the 64-bit run's counts and trace lengths (ties between shortest
+    traces break by fingerprint, so the paths may differ), replay, and resume with them."""
+    wide = run_bfs(Counter(5, sum_limit=7), BfsOptions(fingerprint_bits=128))
+    narrow = run_bfs(Counter(5, sum_limit=7))
+    assert (wide.stats.distinct, wide.stats.generated) == (narrow.stats.distinct, narrow.stats.generated)
+    assert [d.trace_length for d in wide.discoveries] == [d.trace_length for d in narrow.discoveries]
+    assert all(d.fingerprint_bits == 128 for d in wide.discoveries)
+    assert any(abs(fp) >= 2**63 for d in wide.discoveries for fp in d.path)
+    assert replay(Counter(5, sum_limit=7), wide.discoveries[-1]).fingerprints == wide.discoveries[-1].path
+    assert wide.stats.collision_probability < narrow.stats.collision_probability
+    first = stopped_at_level(Counter(5, sum_limit=7), tmp_path, 4, fingerprint_bits=128)
+    assert first.outcome is Outcome.INCONCLUSIVE
+    assert_same(resumed(Counter(5, sum_limit=7), tmp_path, fingerprint_bits=128), wide)
+
+
+def test_a_finished_run_is_not_resumed(tmp_path: Path) -> None:
+    """Resuming a run that finished is refused in one sentence naming the outcome."""
+    run_bfs(Counter(2), BfsOptions(checkpointing=checkpointing(tmp_path)))
+    with pytest.raises(ResumeError, match="finished run"):
+        resumed(Counter(2), tmp_path)
+
+
+def test_a_new_run_does_not_overwrite_an_old_one(tmp_path: Path) -> None:
+    """Starting a new run in a directory holding one is refused, pointing at --resume."""
+    stopped_at_level(Counter(3), tmp_path, 2)
+    with pytest.raises(ResumeError, match="--resume"):
+        run_bfs(Counter(3), BfsOptions(checkpointing=checkpointing(tmp_path)))
+
+
+def test_resume_refuses_another_scenario(tmp_path: Path) -> None:
+    """A run directory recorded for one scenario hash cannot be resumed with another."""
+    stopped_at_level(Counter(3), tmp_path, 2)
+    with pytest.raises(ResumeError, match="another scenario"):
+        run_bfs(Counter(3), BfsOptions(checkpointing=checkpointing(tmp_path, resume=True, scenario_hash="other")))
+
+
+def checkpoint_dir(run_dir: Path) -> Path:
+    manifest = read_manifest(run_dir)
+    assert manifest is not None and manifest.checkpoint is not None
+    return run_dir / manifest.checkpoint["directory"]
+
+
+def test_only_the_current_checkpoint_is_kept(tmp_path: Path) -> None:
+    """Checkpointing every level leaves one checkpoint directory, the one the manifest names."""
+    stopped_at_level(Counter(4), tmp_path, 5)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("checkpoint-")] == [checkpoint_dir(tmp_path).name]
+
+
+def damage_remove_frontier(run_dir: Path) -> None:
+    (checkpoint_dir(run_dir) / "frontier.arrow").unlink()
+
+
+def damage_swap_files(run_dir: Path) -> None:
+    """The visited file of another checkpoint (right format, wrong contents)."""
+    directory = checkpoint_dir(run_dir)
+    other = run_dir.parent / "other"
+    stopped_at_level(Counter(4), other, 2)
+    (directory / "visited.arrow").write_bytes((checkpoint_dir(other) / "visited.arrow").read_bytes())
+
+
+def damage_truncate_visited(run_dir: Path) -> None:
+    path = checkpoint_dir(run_dir) / "visited.arrow"
+    path.write_bytes(path.read_bytes()[:100])
+
+
+def damage_manifest_garbage(run_dir: Path) -> None:
+    (run_dir / "manifest.json").write_text("{ this is not json")
+
+
+def damage_manifest_truncated(run_dir: Path) -> None:
+    path = run_dir / "manifest.json"
+    path.write_text(path.read_text()[:200])
+
+
+def damage_manifest_counts(run_dir: Path) -> None:
+    path = run_dir / "manifest.json"
+    data = json.loads(path.read_text())
+    data["checkpoint"]["visited"] += 1
+    path.write_text(json.dumps(data))
+
+
+def damage_manifest_types(run_dir: Path) -> None:
+    path = run_dir / "manifest.json"
+    data = json.loads(path.read_text())
+    data["checkpoint"]["levels"] = "three"
+    path.write_text(json.dumps(data))
+
+
+def damage_manifest_directory(run_dir: Path) -> None:
+    path = run_dir / "manifest.json"
+    data = json.loads(path.read_text())
+    data["checkpoint"]["directory"] = "../../etc"
+    path.write_text(json.dumps(data))
+
+
+DAMAGES = {
+    "frontier file removed": (damage_remove_frontier, "frontier.arrow is missing"),
+    "visited file of another run": (damage_swap_files, "visited.arrow holds"),
+    "visited file truncated": (damage_truncate_visited, "visited.arrow cannot be read"),
+    "manifest not JSON": (damage_manifest_garbage, "manifest.json is corrupt"),
+    "manifest truncated": (damage_manifest_truncated, "manifest.json is corrupt"),
+    "manifest count altered": (damage_manifest_counts, "where the manifest recorded"),
+    "manifest field of the wrong type": (damage_manifest_types, "manifest.json is corrupt"),
+    "manifest pointing outside the run": (damage_manifest_directory, "manifest.json is corrupt"),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGES))
+def test_resume_refuses_a_damaged_run_directory(damage: str, tmp_path: Path) -> None:
+    """A missing, truncated or altered checkpoint or manifest is refused in one sentence naming the
+    file, never recounted."""
+    run_dir = tmp_path / "run"
+    stopped_at_level(Counter(4), run_dir, 5)
+    make, expected = DAMAGES[damage]
+    make(run_dir)
+    with pytest.raises(ResumeError, match=expected) as refused:
+        resumed(Counter(4), run_dir)
+    assert "\n" not in str(refused.value)
+
+
+def test_leftovers_of_a_killed_checkpoint_write_are_ignored(tmp_path: Path) -> None:
+    """A half-written checkpoint directory and temporary manifest (a kill during a write) change
+    nothing: resume continues from the checkpoint the manifest names."""
+    stopped_at_level(Counter(4), tmp_path, 4)
+    (tmp_path / ".checkpoint-0005-abcdef.partial").mkdir()
+    (tmp_path / ".checkpoint-0005-abcdef.partial" / "visited.arrow").write_bytes(b"half")
+    (tmp_path / ".manifest.json.123456.tmp").write_text('{"half": ')
+    assert_same(resumed(Counter(4), tmp_path), run_bfs(Counter(4)))
+    assert not (tmp_path / ".checkpoint-0005-abcdef.partial").exists()

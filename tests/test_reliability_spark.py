@@ -1,0 +1,135 @@
+"""The Spark BFS stops early without losing work, and resume verifies the run directory first.
+
+Every test shares the one ``local[2]`` session of ``spark_fixtures``. A run stopped by a request
+(what SIGINT does through the command line) or by its time limit keeps its complete levels; resumed,
+it ends with the local BFS's result. Before a resumed run trusts a level, the level's row count and
+fingerprint checksum must match the manifest: a missing or extra part file, a missing level or a
+damaged manifest is refused in one sentence naming the file.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from spark_fixtures import counter_factory, spark  # noqa: F401  (the session fixture)
+
+from explorer.bfs import run_bfs
+from explorer.checkpoint import ResumeError
+from explorer.results import ExplorationResult, Outcome, StopCause
+from explorer.stopping import Limits, StopRequest
+from spark_explore.bfs import SparkBfsOptions, run_spark_bfs
+from spark_explore.trace import level_dir
+
+pytestmark = pytest.mark.spark
+
+
+class _StopAtLevel(io.StringIO):
+    """A progress stream that asks for a stop once the search has reported level ``depth``."""
+
+    def __init__(self, stop: StopRequest, depth: int) -> None:
+        super().__init__()
+        self.stop, self.depth = stop, depth
+
+    def write(self, text: str) -> int:
+        if text.startswith(f"Level {self.depth}:"):
+            self.stop.request("interrupted by SIGTERM")
+        return super().write(text)
+
+
+def options(run_dir: Path, **more: Any) -> SparkBfsOptions:
+    return SparkBfsOptions(run_dir, master="local[2]", keep_session=True, **more)
+
+
+def assert_same(a: ExplorationResult, b: ExplorationResult) -> None:
+    assert (a.outcome, a.reason, a.stats, a.discoveries, a.never_found) == (
+        b.outcome, b.reason, b.stats, b.discoveries, b.never_found
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def stopped_once(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:  # noqa: F811
+    """A counter run (n=4, 9 levels) stopped by a request after level 4 was written (made once)."""
+    stop = StopRequest()
+    run_dir = tmp_path_factory.mktemp("stopped") / "run"
+    first = run_spark_bfs(counter_factory(n=4), options(run_dir, limits=Limits(stop=stop),
+                                                        progress=_StopAtLevel(stop, 4)))
+    assert (first.outcome, first.stopped_by, first.reason) == (
+        Outcome.INCONCLUSIVE, StopCause.INTERRUPTED, "interrupted by SIGTERM"
+    )  # fmt: skip
+    assert len(first.stats.levels) == 5
+    return run_dir
+
+
+@pytest.fixture
+def stopped_run(stopped_once: Path, tmp_path: Path) -> Iterator[Path]:
+    """A copy of the stopped run, for a test to resume or damage."""
+    copy = tmp_path / "run"
+    shutil.copytree(stopped_once, copy)
+    yield copy
+
+
+def test_a_stopped_run_resumes_to_the_local_result(stopped_run: Path) -> None:
+    """A run stopped by a request keeps its complete levels; resumed, it ends as the local BFS."""
+    manifest = json.loads((stopped_run / "manifest.json").read_text())
+    assert (manifest["completed"], manifest["stopped_by"]) == (False, "interrupted")
+    resumed = run_spark_bfs(counter_factory(n=4), options(stopped_run, resume=True))
+    assert_same(resumed, run_bfs(counter_factory(n=4)()))
+
+
+def test_a_time_limit_cancels_the_running_level(spark: Any, tmp_path: Path) -> None:  # noqa: F811
+    """A time limit that passes during a level cancels its job: the run stops with "time limit
+    reached" and, resumed, ends as the local BFS."""
+    factory = counter_factory(n=4)
+    first = run_spark_bfs(factory, options(tmp_path, limits=Limits(time_limit=0.5)))
+    assert (first.outcome, first.stopped_by) == (Outcome.INCONCLUSIVE, StopCause.TIME_LIMIT)
+    assert first.reason.startswith("time limit reached")
+    assert_same(run_spark_bfs(factory, options(tmp_path, resume=True)), run_bfs(factory()))
+
+
+def remove_a_part_file(run_dir: Path, depth: int) -> None:
+    parts = sorted(level_dir(run_dir, depth).glob("part-*.parquet"))
+    assert parts, f"level {depth} has part files"
+    parts[0].unlink()
+
+
+def edit_manifest(run_dir: Path, edit: Any) -> None:
+    path = run_dir / "manifest.json"
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(json.dumps(data))
+
+
+def _bump_checksum(data: dict[str, Any]) -> None:
+    data["levels"][2]["checksum"] += 1
+
+
+def _wrong_type(data: dict[str, Any]) -> None:
+    data["levels"][1]["new"] = "many"
+
+
+DAMAGES = {
+    "a part file of the last level removed": (lambda d: remove_a_part_file(d, 5), "level=0005 holds"),
+    "a part file of an earlier level removed": (lambda d: remove_a_part_file(d, 2), "level=0002 holds"),
+    "a level directory removed": (lambda d: shutil.rmtree(level_dir(d, 3)), "level=0003 is missing"),
+    "a checksum that does not match": (lambda d: edit_manifest(d, _bump_checksum), "level=0003 does not match"),
+    "a manifest that is not JSON": (lambda d: (d / "manifest.json").write_text("{\"format\": 2, "), "is corrupt"),
+    "a manifest cut short": (lambda d: (d / "manifest.json").write_bytes(b""), "is corrupt"),
+    "a manifest field of the wrong type": (lambda d: edit_manifest(d, _wrong_type), "is corrupt"),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGES))
+def test_resume_refuses_a_damaged_run_directory(damage: str, stopped_run: Path) -> None:
+    """A run directory whose files no longer match its manifest is refused in one sentence naming
+    the file, before a session is used (never a silent recount, never a wrong verdict)."""
+    make, expected = DAMAGES[damage]
+    make(stopped_run)
+    with pytest.raises(ResumeError, match=expected) as refused:
+        run_spark_bfs(counter_factory(n=4), options(stopped_run, resume=True))
+    assert "\n" not in str(refused.value)
