@@ -148,15 +148,11 @@ def machine_memory() -> tuple[int | None, int | None]:
 
 
 def default_memory_budget() -> int | None:
-    """Half the machine's memory, and no more than 80% of what is available now plus what this
-    process already holds (other processes need theirs); None when the machine does not say."""
-    total, available = machine_memory()
-    if total is None:
-        return None
-    budget = int(total * DEFAULT_MEMORY_SHARE)
-    if available is not None:
-        budget = min(budget, int((available + resident_memory()) * 0.8))
-    return budget
+    """A share (:data:`DEFAULT_MEMORY_SHARE`) of the machine's physical memory, None when the machine
+    does not say. It depends on the machine only, not on what other processes hold at the start, so
+    that two runs on one machine report the same bounds."""
+    total, _available = machine_memory()
+    return None if total is None else int(total * DEFAULT_MEMORY_SHARE)
 
 
 def format_bytes(count: int) -> str:

@@ -1,0 +1,146 @@
+"""Inputs are data only and nothing kmc starts listens beyond this machine.
+
+No module of kmc evaluates, unpickles or shells out with text it was given; the Spark UI is off
+unless asked for, and a Spark run (UI included) listens on loopback addresses only, which a test
+checks on the live sockets of the process tree while a run goes on.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import socket
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_reliability_signals import environment, the_run_dir
+
+from spark_explore.session import default_conf
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("kmc", "model", "invariants", "explorer", "spark_explore", "reports")
+
+#: Calls that would turn input into code or objects, or hand it to a shell.
+FORBIDDEN_CALLS = {"eval", "exec", "compile", "__import__", "system", "popen", "loads", "load"}
+FORBIDDEN_MODULES = {"pickle", "cPickle", "dill", "marshal", "shelve", "yaml", "cloudpickle"}
+
+
+def python_files() -> list[Path]:
+    return [path for package in PACKAGES for path in sorted((ROOT / package).rglob("*.py"))]
+
+
+def test_no_module_evaluates_unpickles_or_shells_out() -> None:
+    """No eval/exec/compile (but re.compile), no pickle-like module, no os.system or shell=True, and the
+    only loads() are JSON's and TOML's, anywhere in kmc's packages."""
+    problems = []
+    for path in python_files():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            where = f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)}"
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) else [])
+                problems += [f"{where} imports {n}" for n in names if n and n.split(".")[0] in FORBIDDEN_MODULES]
+            if isinstance(node, ast.Call):
+                function = node.func
+                name = function.id if isinstance(function, ast.Name) else getattr(function, "attr", "")
+                owner = getattr(function.value, "id", "") if isinstance(function, ast.Attribute) else ""
+                allowed = (name in ("loads", "load") and owner in ("json", "tomllib")) or (
+                    name == "compile" and owner == "re"
+                )
+                if name in FORBIDDEN_CALLS and not allowed:
+                    problems.append(f"{where} calls {owner + '.' if owner else ''}{name}")
+                if any(k.arg == "shell" and getattr(k.value, "value", False) is True for k in node.keywords):
+                    problems.append(f"{where} runs a shell")
+    assert problems == []
+
+
+def test_the_spark_ui_is_off_unless_asked() -> None:
+    """kmc's Spark settings leave the web UI off by default and on only when asked."""
+    assert default_conf("local[*]", ui=False, log4j_file=None)["spark.ui.enabled"] == "false"
+    assert default_conf("local[*]", ui=True, log4j_file=None)["spark.ui.enabled"] == "true"
+
+
+# -- listening sockets ------------------------------------------------------------------------------
+
+
+def process_tree(root: int) -> set[int]:
+    """``root`` and every process descended from it (from ``/proc/<pid>/task/*/children``)."""
+    found, pending = set(), [root]
+    while pending:
+        pid = pending.pop()
+        if pid in found:
+            continue
+        found.add(pid)
+        for task in Path(f"/proc/{pid}/task").glob("*"):
+            try:
+                pending += [int(child) for child in (task / "children").read_text().split()]
+            except OSError:
+                continue
+    return found
+
+
+def socket_inodes(pids: set[int]) -> set[str]:
+    inodes = set()
+    for pid in pids:
+        for fd in Path(f"/proc/{pid}/fd").glob("*"):
+            try:
+                target = os.readlink(fd)
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                inodes.add(target[len("socket:[") : -1])
+    return inodes
+
+
+def listening(inodes: set[str]) -> set[tuple[str, int]]:
+    """(address, port) of the TCP sockets in LISTEN state among ``inodes``."""
+    bound = set()
+    for table, family in (("/proc/net/tcp", socket.AF_INET), ("/proc/net/tcp6", socket.AF_INET6)):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if fields[3] != "0A" or fields[9] not in inodes:
+                continue
+            address, port = fields[1].split(":")
+            raw = bytes.fromhex(address)
+            words = struct.unpack("<" + "I" * (len(raw) // 4), raw)  # /proc prints each 32-bit word little-endian
+            host = socket.inet_ntop(family, b"".join(struct.pack(">I", w) for w in words))
+            bound.add((host, int(port, 16)))
+    return bound
+
+
+def is_loopback(host: str) -> bool:
+    return host.startswith("127.") or host in ("::1", "::ffff:127.0.0.1") or host.startswith("::ffff:127.")
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_a_spark_run_listens_on_loopback_only(tmp_path: Path) -> None:
+    """During a Spark run with the web UI on, every socket its processes listen on is bound to a
+    loopback address (py4j, the driver, the block manager, the UI)."""
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "kmc", "explore", "planted-complete-on-first-success", "--engine", "spark",
+               "--master", "local[2]", "--spark-ui", "--out", str(out)]
+    process = subprocess.Popen(command, cwd=tmp_path, env=environment(), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    seen: set[tuple[str, int]] = set()
+    try:
+        while process.poll() is None:
+            seen |= listening(socket_inodes(process_tree(process.pid)))
+            time.sleep(0.2)
+        assert process.returncode == 1, process.stderr.read() if process.stderr else ""
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, 9)
+            process.wait()
+    assert len({port for _, port in seen}) >= 3, seen  # py4j, the driver's RPC, the block manager
+    assert any(4040 <= port < 4100 for _, port in seen), seen  # the web UI (4040, or the next free port)
+    assert [host for host, _ in seen if not is_loopback(host)] == []
+    assert (the_run_dir(out) / "summary.json").exists()
