@@ -6,7 +6,7 @@ search as it stood at the *start* of level NNNN: every visited fingerprint with 
 transition (``visited.arrow``) and the level's states as canonical bytes (``frontier.arrow``),
 both Arrow IPC files. The counters, the level statistics and the discoveries so far are in the
 manifest, which also records each file's row count and fingerprint checksum
-(:func:`explorer.fingerprint.checksum`).
+(:func:`explorer.fingerprint.checksum`) and is sealed with a digest of its own content.
 
 A checkpoint is written into a temporary directory, renamed, and only then named by the
 manifest; older checkpoints are removed after that. So a process killed at any moment leaves
@@ -21,6 +21,7 @@ model, so a run directory is data only.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import secrets
@@ -42,6 +43,8 @@ FORMAT_VERSION = 1
 ENGINE = "local"
 _VISITED = "visited.arrow"
 _FRONTIER = "frontier.arrow"
+
+_LEVEL_FIELDS = {"depth", "frontier", "generated", "new", "distinct_total", "seconds"}
 
 #: Parent pointers: fingerprint -> (parent fingerprint, action index); None for initial states.
 ParentMap = dict[int, tuple[int, int] | None]
@@ -123,6 +126,7 @@ def read_manifest(run_dir: Path) -> LocalManifest | None:
                 f"{path} has format {data.get('format')!r}, this kmc reads format {FORMAT_VERSION}; "
                 "start a new run"
             )
+        check_seal(data, path)
         manifest = LocalManifest(
             scenario_hash=_typed(data, "scenario_hash", str),
             kmc_version=_typed(data, "kmc_version", str),
@@ -147,9 +151,27 @@ def read_manifest(run_dir: Path) -> LocalManifest | None:
 
 
 def write_manifest(run_dir: Path, manifest: LocalManifest) -> None:
-    """Replace the manifest atomically (temporary file, fsync, rename)."""
+    """Replace the manifest atomically (temporary file, fsync, rename), sealed with its digest."""
     data = {"format": FORMAT_VERSION, "engine": ENGINE, **attrs.asdict(manifest)}
-    _write_json_atomically(manifest_path(run_dir), data)
+    _write_json_atomically(manifest_path(run_dir), sealed(data))
+
+
+def sealed(data: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` with a ``digest`` of its own content, so that an edit to any count is noticed."""
+    return {**data, "digest": content_digest(data)}
+
+
+def content_digest(data: Mapping[str, Any]) -> str:
+    """The SHA-256 of ``data`` (without its ``digest``) as canonical JSON."""
+    content = {key: value for key, value in data.items() if key != "digest"}
+    return hashlib.sha256(json.dumps(content, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def check_seal(data: Mapping[str, Any], path: Path) -> None:
+    """Refuse a manifest whose content does not match its digest (edited, or written by a bug)."""
+    if data.get("digest") != content_digest(data):
+        raise ResumeError(f"{path} does not match its own digest: it was edited or damaged after it was written, "
+                          "so the run cannot be resumed; start a new one")
 
 
 def write_checkpoint(run_dir: Path, manifest: LocalManifest, checkpoint: Checkpoint) -> LocalManifest:
@@ -332,6 +354,32 @@ def _checkpoint_fields(record: Any) -> None:
     directory = record["directory"]
     if "/" in directory or directory in (".", "..") or not directory.startswith("checkpoint-"):
         raise ValueError(f"checkpoint directory {directory!r}")
+    for key in ("generated_by_action", "distinct_by_action"):
+        for name, count in record[key].items():
+            _typed({name: count}, name, int)
+    for level in record["levels"]:
+        if not isinstance(level, dict) or set(level) != _LEVEL_FIELDS:
+            raise ValueError("a level record has other fields")
+        for key in _LEVEL_FIELDS - {"seconds"}:
+            _typed(level, key, int)
+        _typed(level, "seconds", (int, float))
+    for depth, level in enumerate(record["levels"]):
+        if level["depth"] != depth:
+            raise ValueError(f"level {depth} is recorded as depth {level['depth']}")
+    for found in record["discoveries"]:
+        if not isinstance(found, dict):
+            raise TypeError("a discovery is not a JSON object")
+        _typed(found, "property", str)
+        PropertyKind(_typed(found, "kind", str))
+        path, indices = _typed(found, "path", list), _typed(found, "action_indices", list)
+        if len(path) != len(indices) + 1 or not all(isinstance(i, int) and not isinstance(i, bool) for i in indices):
+            raise ValueError("a discovery's path does not match its actions")
+        for fp in path:
+            int(_typed({"fp": fp}, "fp", str))
+    if not all(isinstance(name, str) for name in record["examples_found"]):
+        raise TypeError("examples_found holds a non-string")
+    if record["depth"] != len(record["levels"]):
+        raise ValueError(f"checkpoint depth {record['depth']} with {len(record['levels'])} levels")
 
 
 def _typed(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:

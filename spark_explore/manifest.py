@@ -13,7 +13,8 @@ already satisfied, and, once the search stops, the outcome.
 
 It also records, for every level written, its row count and the checksum of its fingerprints
 (:func:`explorer.fingerprint.checksum`); ``--resume`` compares both with the files before it
-trusts them (:func:`spark_explore.trace.verify_levels`). A manifest that cannot be read is
+trusts them (:func:`spark_explore.trace.verify_level`), and the manifest is sealed with a digest
+of its own content, so that an edited count is refused too. A manifest that cannot be read is
 refused with one sentence naming it (:class:`~explorer.checkpoint.ResumeError`), never guessed at.
 """
 
@@ -27,7 +28,7 @@ from typing import Any
 
 import attrs
 
-from explorer.checkpoint import ResumeError
+from explorer.checkpoint import ResumeError, check_seal, sealed
 from explorer.contract import PropertyKind
 from explorer.results import Candidate, LevelStats
 
@@ -171,6 +172,9 @@ def _checked_level(level: Any) -> dict[str, Any]:
         _of(level, key, kind)
     if level.get("checksum") is not None:
         _of(level, "checksum", int)
+    for key, kind in (("generated_by_action", int), ("new_by_action", int), ("phases", (int, float))):
+        for name, value in level[key].items():
+            _of({name: value}, name, kind)
     unknown = set(level) - {*_LEVEL_FIELDS, "checksum"}
     if unknown:
         raise KeyError(sorted(unknown)[0])
@@ -193,7 +197,7 @@ def write_manifest(run_dir: Path, manifest: Manifest) -> None:
     path = manifest_path(run_dir)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with tmp.open("w") as stream:
-        json.dump(manifest.to_json(), stream, indent=2)
+        json.dump(sealed(manifest.to_json()), stream, indent=2)
         stream.write("\n")
         stream.flush()
         os.fsync(stream.fileno())
@@ -227,6 +231,7 @@ def read_manifest(run_dir: Path) -> Manifest | None:
             raise ResumeError(
                 f"{path} has format {data.get('format')!r}, this kmc reads format {FORMAT_VERSION}; start a new run"
             )
+        check_seal(data, path)
         return Manifest.from_json(data)
     except ResumeError:
         raise

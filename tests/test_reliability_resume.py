@@ -18,7 +18,7 @@ from toy_models.kafka_controller_toy import KafkaControllerToy, ToyConfig
 from toy_models.two_phase_commit import TwoPhaseCommit
 
 from explorer.bfs import BfsOptions, Checkpointing, run_bfs
-from explorer.checkpoint import ResumeError, read_manifest
+from explorer.checkpoint import ResumeError, read_manifest, sealed
 from explorer.contract import Model
 from explorer.progress import ProgressSnapshot
 from explorer.replay import replay
@@ -193,25 +193,33 @@ def damage_manifest_truncated(run_dir: Path) -> None:
     path.write_text(path.read_text()[:200])
 
 
-def damage_manifest_counts(run_dir: Path) -> None:
+def edit_manifest(run_dir: Path, key: str, value: Any, *, reseal: bool = True) -> None:
+    """Change one field of the checkpoint record, sealing the manifest again unless told not to (an
+    edit by hand, or a writer with a bug, that the digest does not catch)."""
     path = run_dir / "manifest.json"
     data = json.loads(path.read_text())
-    data["checkpoint"]["visited"] += 1
-    path.write_text(json.dumps(data))
+    data["checkpoint"][key] = value(data["checkpoint"][key])
+    path.write_text(json.dumps(sealed(data) if reseal else data))
+
+
+def damage_manifest_edited(run_dir: Path) -> None:
+    edit_manifest(run_dir, "generated", lambda n: n + 1, reseal=False)
+
+
+def damage_manifest_counts(run_dir: Path) -> None:
+    edit_manifest(run_dir, "visited", lambda n: n + 1)
 
 
 def damage_manifest_types(run_dir: Path) -> None:
-    path = run_dir / "manifest.json"
-    data = json.loads(path.read_text())
-    data["checkpoint"]["levels"] = "three"
-    path.write_text(json.dumps(data))
+    edit_manifest(run_dir, "levels", lambda _: "three")
+
+
+def damage_manifest_level_types(run_dir: Path) -> None:
+    edit_manifest(run_dir, "levels", lambda levels: [{**levels[0], "depth": []}, *levels[1:]])
 
 
 def damage_manifest_directory(run_dir: Path) -> None:
-    path = run_dir / "manifest.json"
-    data = json.loads(path.read_text())
-    data["checkpoint"]["directory"] = "../../etc"
-    path.write_text(json.dumps(data))
+    edit_manifest(run_dir, "directory", lambda _: "../../etc")
 
 
 DAMAGES = {
@@ -220,8 +228,10 @@ DAMAGES = {
     "visited file truncated": (damage_truncate_visited, "visited.arrow cannot be read"),
     "manifest not JSON": (damage_manifest_garbage, "manifest.json is corrupt"),
     "manifest truncated": (damage_manifest_truncated, "manifest.json is corrupt"),
+    "manifest edited": (damage_manifest_edited, "does not match its own digest"),
     "manifest count altered": (damage_manifest_counts, "where the manifest recorded"),
     "manifest field of the wrong type": (damage_manifest_types, "manifest.json is corrupt"),
+    "manifest level field of the wrong type": (damage_manifest_level_types, "manifest.json is corrupt"),
     "manifest pointing outside the run": (damage_manifest_directory, "manifest.json is corrupt"),
 }
 

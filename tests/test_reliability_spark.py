@@ -20,7 +20,7 @@ import pytest
 from spark_fixtures import counter_factory, spark  # noqa: F401  (the session fixture)
 
 from explorer.bfs import run_bfs
-from explorer.checkpoint import ResumeError
+from explorer.checkpoint import ResumeError, sealed
 from explorer.results import ExplorationResult, Outcome, StopCause
 from explorer.stopping import Limits, StopRequest
 from spark_explore.bfs import SparkBfsOptions, run_spark_bfs
@@ -98,11 +98,16 @@ def remove_a_part_file(run_dir: Path, depth: int) -> None:
     parts[0].unlink()
 
 
-def edit_manifest(run_dir: Path, edit: Any) -> None:
+def edit_manifest(run_dir: Path, edit: Any, *, reseal: bool = True) -> None:
+    """Edit the manifest, sealing it again unless told not to (an edit the digest does not catch)."""
     path = run_dir / "manifest.json"
     data = json.loads(path.read_text())
     edit(data)
-    path.write_text(json.dumps(data))
+    path.write_text(json.dumps(sealed(data) if reseal else data))
+
+
+def _more_states(data: dict[str, Any]) -> None:
+    data["levels"][2]["new"] += 1
 
 
 def _bump_checksum(data: dict[str, Any]) -> None:
@@ -118,6 +123,7 @@ DAMAGES = {
     "a part file of an earlier level removed": (lambda d: remove_a_part_file(d, 2), "level=0002 holds"),
     "a level directory removed": (lambda d: shutil.rmtree(level_dir(d, 3)), "level=0003 is missing"),
     "a checksum that does not match": (lambda d: edit_manifest(d, _bump_checksum), "level=0003 does not match"),
+    "a manifest edited by hand": (lambda d: edit_manifest(d, _more_states, reseal=False), "its own digest"),
     "a manifest that is not JSON": (lambda d: (d / "manifest.json").write_text("{\"format\": 2, "), "is corrupt"),
     "a manifest cut short": (lambda d: (d / "manifest.json").write_bytes(b""), "is corrupt"),
     "a manifest field of the wrong type": (lambda d: edit_manifest(d, _wrong_type), "is corrupt"),
