@@ -229,7 +229,7 @@ def explore_file(data: bytes, workdir: Path) -> Result:
     path.write_bytes(data)
     out = workdir / "out"
     try:
-        return invoke("explore", str(path), "--engine", "local", "--max-states", "50", "--out", str(out))
+        return invoke("explore", str(path), "--engine", "local", "--max-states", "5", "--out", str(out))
     finally:
         shutil.rmtree(out, ignore_errors=True)
 

@@ -340,6 +340,34 @@ def test_fingerprint_bits_128_runs_and_says_so(tmp_path: Path) -> None:
     assert statistics["collision_probability"] < 1e-30
 
 
+def test_an_incomplete_search_names_the_examples_it_has_not_found(tmp_path: Path) -> None:
+    """A search stopped early lists the sometimes properties without an example so far (a complete
+    one reports them as never satisfied)."""
+    result = explore_local("delete-disabled", "--out", str(tmp_path), "--max-depth", "2", "--format", "json")
+    assert result.exit_code == 3
+    document = json.loads(result.stdout)
+    assert document["examples_missing"] == ["sometimes_deletion_completes", "sometimes_deletion_retried"]
+    assert document["never_found"] == []
+    run_dir, _ = summary_of(tmp_path)
+    report = (run_dir / "report.txt").read_text(encoding="utf-8")
+    assert "Note: sometimes property sometimes_deletion_completes has no example so far" in report
+
+
+def test_a_collision_estimate_that_is_not_negligible_is_reported() -> None:
+    """A report warns, and suggests 128-bit fingerprints, when the collision estimate exceeds 1e-6."""
+    from explorer.results import ExplorationResult, Outcome, Statistics
+    from reports.text import render_text
+
+    def report(distinct: int, bits: int) -> str:
+        stats = Statistics(generated=10 * distinct, distinct=distinct, depth=3, queue=0, seconds=1.0,
+                           fingerprint_bits=bits)
+        return render_text(ExplorationResult(Outcome.OK, "local", stats), {})
+
+    assert "--fingerprint-bits 128" in report(10**9, 64)  # 10^9 x 9·10^9 / 2^64: about 0.49
+    assert "--fingerprint-bits 128" not in report(10**9, 128)
+    assert "--fingerprint-bits 128" not in report(10**5, 64)
+
+
 # -- crashes and interrupts -------------------------------------------------------------------------
 
 
