@@ -22,6 +22,7 @@ model, so a run directory is data only.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import secrets
@@ -181,35 +182,17 @@ def write_checkpoint(run_dir: Path, manifest: LocalManifest, checkpoint: Checkpo
     name = f"checkpoint-{checkpoint.depth:04d}-{secrets.token_hex(3)}"
     partial = run_dir / f".{name}.partial"
     partial.mkdir(parents=True)
-    fps = list(checkpoint.parents)
-    parent_fps: list[int | None] = []
-    action_indices: list[int | None] = []
-    for step in checkpoint.parents.values():
-        parent_fps.append(None if step is None else step[0])
-        action_indices.append(None if step is None else step[1])
-    visited = pa.table(
-        {
-            "fp": _fingerprints(fps, bits),
-            "parent_fp": _fingerprints(parent_fps, bits),
-            "action_index": pa.array(action_indices, pa.int32()),
-        }
-    )
-    frontier_fps = [fp for fp, _ in checkpoint.frontier]
-    frontier = pa.table(
-        {"fp": _fingerprints(frontier_fps, bits), "data": pa.array([d for _, d in checkpoint.frontier], pa.binary())}
-    )
-    for table, file_name in ((visited, _VISITED), (frontier, _FRONTIER)):
-        feather.write_feather(table, str(partial / file_name), compression="uncompressed")
-        _fsync(partial / file_name)
+    visited_checksum = _write_visited(partial / _VISITED, checkpoint.parents, bits)
+    frontier_checksum = _write_frontier(partial / _FRONTIER, checkpoint.frontier, bits)
     final = run_dir / name
     os.replace(partial, final)
     record = {
         "directory": name,
         "depth": checkpoint.depth,
-        "visited": len(fps),
-        "visited_checksum": checksum(fps, bits),
-        "frontier": len(frontier_fps),
-        "frontier_checksum": checksum(frontier_fps, bits),
+        "visited": len(checkpoint.parents),
+        "visited_checksum": visited_checksum,
+        "frontier": len(checkpoint.frontier),
+        "frontier_checksum": frontier_checksum,
         "generated": checkpoint.generated,
         "generated_by_action": dict(sorted(checkpoint.generated_by_action.items())),
         "distinct_by_action": dict(sorted(checkpoint.distinct_by_action.items())),
@@ -297,6 +280,48 @@ def finished(manifest: LocalManifest, outcome: Outcome, reason: str, seconds: fl
 
 
 # -- helpers ----------------------------------------------------------------------------------------
+
+#: Rows per Arrow record batch: a checkpoint is written batch by batch, so that writing one costs
+#: little memory beyond the search's own (the memory guard may have just stopped the search).
+_BATCH_ROWS = 1 << 16
+
+
+def _write_visited(path: Path, parents: ParentMap, bits: int) -> int:
+    """Write the parent map as Arrow IPC batches; return the checksum of its fingerprints."""
+    schema = pa.schema([("fp", _fingerprint_type(bits)), ("parent_fp", _fingerprint_type(bits)),
+                        ("action_index", pa.int32())])
+    total = 0
+    items = iter(parents.items())
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
+        while chunk := list(itertools.islice(items, _BATCH_ROWS)):
+            fps = [fp for fp, _ in chunk]
+            total += sum(fps)
+            writer.write_batch(pa.record_batch([
+                _fingerprints(fps, bits),
+                _fingerprints([None if step is None else step[0] for _, step in chunk], bits),
+                pa.array([None if step is None else step[1] for _, step in chunk], pa.int32()),
+            ], schema=schema))
+    _fsync(path)
+    return total % (1 << bits)
+
+
+def _write_frontier(path: Path, frontier: Sequence[tuple[int, bytes]], bits: int) -> int:
+    """Write a level's states as Arrow IPC batches; return the checksum of their fingerprints."""
+    schema = pa.schema([("fp", _fingerprint_type(bits)), ("data", pa.binary())])
+    total = 0
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
+        for start in range(0, len(frontier), _BATCH_ROWS):
+            chunk = frontier[start : start + _BATCH_ROWS]
+            fps = [fp for fp, _ in chunk]
+            total += sum(fps)
+            writer.write_batch(pa.record_batch([_fingerprints(fps, bits), pa.array([d for _, d in chunk],
+                                                                                    pa.binary())], schema=schema))
+    _fsync(path)
+    return total % (1 << bits)
+
+
+def _fingerprint_type(bits: int) -> pa.DataType:
+    return pa.int64() if bits == 64 else pa.binary(bits // 8)
 
 
 def _fingerprints(values: Sequence[int | None], bits: int) -> pa.Array:
