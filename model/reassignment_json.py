@@ -75,8 +75,11 @@ class ReassignmentEntry:
 
 
 def _node(value: Any) -> str:
-    """A JSON node as Jackson's ``JsonNode.toString`` prints it (compact)."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    """A JSON node as Jackson's ``JsonNode.toString`` prints it (compact), as one line of a message:
+    characters that are not printable (line separators included) escaped, and cut after 200."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    text = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+    return text if len(text) <= 200 else f"{text[:200]}…"
 
 
 def _parse_json(text: str) -> Any:
@@ -258,7 +261,7 @@ def parse_describe_output(text: str) -> Placement:
         match = _DESCRIBE_PARTITION.match(line)
         if match is None or not match["replicas"]:
             raise DescribeOutputError(
-                f"line {number} ({line.strip()!r}) is not a kafka-topics --describe partition line "
+                f"line {number} ({line.strip()[:120]!r}) is not a kafka-topics --describe partition line "
                 "'Topic: T Partition: P Leader: L Replicas: R1,R2 Isr: …'"
             )
         tp = (match["topic"], int(match["partition"]))
@@ -285,6 +288,12 @@ def parse_current_placement(text: str) -> Placement:
     return parse_describe_output(text)
 
 
+def _listed(value: Any, field: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise DescribeOutputError(f"log-dirs field \"{field}\" is {_node(value)}, not a list")
+    return value
+
+
 def parse_log_dirs_sizes(text: str) -> dict[TopicPartition, int]:
     """Partition sizes in bytes from ``kafka-log-dirs.sh --describe`` output (Kafka: ``LogDirsCommand``):
     the JSON line after its two progress lines, ``{"brokers": [{"broker": 0, "logDirs": [{"partitions":
@@ -297,9 +306,11 @@ def parse_log_dirs_sizes(text: str) -> dict[TopicPartition, int]:
                                   "('{\"version\":1,\"brokers\":[…]}') was found")
     sizes: dict[TopicPartition, int] = {}
     for broker in doc["brokers"]:
-        for log_dir in broker.get("logDirs", []) if isinstance(broker, dict) else []:
-            for entry in log_dir.get("partitions", []) if isinstance(log_dir, dict) else []:
-                name, size = entry.get("partition"), entry.get("size")
+        log_dirs = broker.get("logDirs", []) if isinstance(broker, dict) else []
+        for log_dir in _listed(log_dirs, "logDirs"):
+            partitions = log_dir.get("partitions", []) if isinstance(log_dir, dict) else []
+            for entry in _listed(partitions, "partitions"):
+                name, size = (entry.get("partition"), entry.get("size")) if isinstance(entry, dict) else (None, None)
                 topic, sep, number = str(name).rpartition("-")
                 if not sep or not number.isdigit() or not isinstance(size, int) or isinstance(size, bool):
                     raise DescribeOutputError(f"log-dirs entry {_node(entry)} needs \"partition\": \"topic-N\" "

@@ -3,8 +3,10 @@ traceback, never a hang.
 
 Hypothesis feeds malformed, truncated, oversized, wrongly typed, duplicate-key and non-UTF-8 inputs
 to each reader that exists: scenario TOML (``kmc explore FILE``), ``--broker-list`` and ``--racks``
-(``kmc assign``), ``--conf`` and the duration and size options (``kmc explore``), and the files a
-resumed run reads (``manifest.json`` of either engine, ``run.json``). Each input goes through
+(``kmc assign``), ``--conf`` and the duration and size options (``kmc explore``), the files a
+resumed run reads (``manifest.json`` of either engine, ``run.json``), and Kafka's own files that
+``kmc plan`` and ``kmc validate`` read (reassignment JSON, topics-to-move JSON, ``kafka-topics
+--describe`` text, ``kafka-log-dirs --describe`` output). Each input goes through
 :func:`kmc.cli.main` as the console script runs it. An input may be valid (then the command does
 its work, within small bounds) or not (then exit 2 and exactly one line ``kmc: …`` on stderr);
 either way no traceback, no exit 4, and no input takes more than :data:`HANG_SECONDS`.
@@ -41,8 +43,10 @@ from kmc.compose import shipped_scenarios
 HANG_SECONDS = 30
 
 #: Inputs per reader: a sample in the default run, and in the slow set (10,500 in all).
-SAMPLE = {"scenario_text": 60, "scenario_structure": 60, "assign": 60, "options": 40, "manifest": 30}
-FULL = {"scenario_text": 3000, "scenario_structure": 3000, "assign": 2500, "options": 1000, "manifest": 1000}
+SAMPLE = {"scenario_text": 50, "scenario_structure": 50, "assign": 50, "options": 30, "manifest": 30,
+          "kafka_files": 50}
+FULL = {"scenario_text": 2500, "scenario_structure": 2500, "assign": 2000, "options": 1000, "manifest": 1000,
+        "kafka_files": 2000}
 
 
 class Hang(BaseException):
@@ -430,7 +434,10 @@ def damaged_json(draw: st.DrawFn, original: dict[str, Any]) -> bytes:
             lambda t: t.encode("utf-8", "surrogatepass"))))
     doc: Any = original
     for _ in range(draw(st.integers(1, 3))):
-        doc = mutated(doc, draw(st.sampled_from(paths(doc))), draw(st.sampled_from(["replace", "remove", "add"])),
+        places = paths(doc)
+        if not places:
+            break
+        doc = mutated(doc, draw(st.sampled_from(places)), draw(st.sampled_from(["replace", "remove", "add"])),
                       draw(_VALUES))
     if isinstance(doc, dict) and "digest" in original and draw(st.booleans()):
         doc = sealed(doc)  # as a writer with a bug would seal it: the checks behind the seal must hold alone
@@ -482,3 +489,86 @@ def fuzz_resume_files(full: bool, stopped_runs: dict[str, Path], workdir: Path, 
         tally.record(result)
 
     run_reader("manifest", full, resume_inputs(originals), check, capsys)
+
+
+# -- Kafka's files: reassignment JSON, topics-to-move JSON, kafka-topics and kafka-log-dirs output --------
+
+PLACEMENT = {("t", 0): [0, 1, 2], ("t", 1): [1, 2, 3], ("t", 2): [2, 3, 0], ("u", 0): [3, 0, 1]}
+KAFKA_SEEDS: dict[str, Any] = {
+    "reassignment": {"version": 1, "partitions": [
+        {"topic": t, "partition": p, "replicas": r, "log_dirs": ["any"] * len(r)} for (t, p), r in PLACEMENT.items()]},
+    "topics_to_move": {"topics": [{"topic": "t"}], "version": 1},
+    "log_dirs": {"version": 1, "brokers": [{"broker": b, "logDirs": [{"logDir": "/data", "error": None, "partitions": [
+        {"partition": f"{t}-{p}", "size": 1000 * (p + 1), "offsetLag": 0, "isFuture": False}
+        for (t, p), r in PLACEMENT.items() if b in r]}]} for b in range(4)]},
+}
+DESCRIBE = "".join(
+    [f"Topic:{t}\tPartitionCount:{n}\tReplicationFactor:3\tConfigs:\n" for t, n in (("t", 3), ("u", 1))][:1]
+    + [f"\tTopic: {t}\tPartition: {p}\tLeader: {r[0]}\tReplicas: {','.join(map(str, r))}\tIsr: "
+       f"{','.join(map(str, r))}\n" for (t, p), r in PLACEMENT.items()]
+)
+
+
+@st.composite
+def kafka_file(draw: st.DrawFn, kind: str) -> bytes:
+    """One of Kafka's files, damaged: JSON mutated in its structure or its text, or the describe text
+    cut, with bytes inserted or a line doubled."""
+    if kind == "describe":
+        data = DESCRIBE.encode()
+        at = draw(st.integers(0, len(data)))
+        how = draw(st.sampled_from(["keep", "truncate", "insert", "duplicate"]))
+        if how == "truncate":
+            return data[:at]
+        if how == "insert":
+            return data[:at] + draw(st.one_of(st.binary(min_size=1, max_size=8), st.text(min_size=1, max_size=8)
+                                              .map(lambda t: t.encode("utf-8", "surrogatepass")))) + data[at:]
+        if how == "duplicate":
+            lines = data.splitlines(keepends=True)
+            index = draw(st.integers(0, len(lines) - 1))
+            return b"".join([*lines[: index + 1], lines[index], *lines[index + 1 :]])
+        return data
+    original = KAFKA_SEEDS[kind]
+    if draw(st.booleans()):
+        return draw(damaged_json(original))
+    return json.dumps(original).encode() if draw(st.integers(0, 9)) == 0 else draw(damaged_json(original))
+
+
+@st.composite
+def kafka_commands(draw: st.DrawFn, workdir: Path) -> list[str]:
+    """``kmc validate PLAN --current CURRENT …`` or ``kmc plan --current CURRENT …`` with one or more of
+    the files damaged."""
+    current_kind = draw(st.sampled_from(["reassignment", "describe"]))
+    current = workdir / "current.txt"
+    current.write_bytes(draw(kafka_file(current_kind)))
+    racks = ["--racks", "0:a,1:b,2:c,3:a"] if draw(st.booleans()) else []
+    if draw(st.booleans()):
+        plan = workdir / "plan.json"
+        plan.write_bytes(draw(kafka_file("reassignment")))
+        return ["validate", str(plan), "--current", str(current), "--broker-list", "0,1,2,3", *racks]
+    brokers = draw(st.sampled_from(["0,1,2,3", "1,2,3", "0,1,2,3,4"]))
+    args = ["plan", "--current", str(current), "--broker-list", brokers, *racks, "--out", str(workdir / "out")]
+    if draw(st.booleans()):
+        moves = workdir / "topics.json"
+        moves.write_bytes(draw(kafka_file("topics_to_move")))
+        args += ["--topics-to-move", str(moves)]
+    if draw(st.booleans()):
+        sizes = workdir / "log-dirs.txt"
+        sizes.write_bytes(b"Querying brokers for log directories information\nReceived log directory information "
+                          b"from brokers 0,1,2,3\n" + draw(kafka_file("log_dirs")) + b"\n")
+        args += ["--partition-sizes", str(sizes)]
+    return args
+
+
+@pytest.mark.parametrize("full", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["sample", "full"])
+def test_fuzz_kafka_files(full: bool, workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Damaged reassignment JSON, topics-to-move JSON, kafka-topics --describe text and kafka-log-dirs
+    output read by kmc plan and kmc validate: exit 2 with one line (or a plan or a verdict on a file
+    that is still valid); never a traceback or a hang."""
+
+    def check(args: list[str], tally: Tally) -> None:
+        try:
+            tally.record(invoke(*args))
+        finally:
+            shutil.rmtree(workdir / "out", ignore_errors=True)
+
+    run_reader("kafka_files", full, kafka_commands(workdir), check, capsys)

@@ -167,14 +167,15 @@ def test_kmc_report_rerenders_a_bundle_byte_for_byte(tmp_path: Path) -> None:
     explored = kmc("explore", "planted-complete-on-first-success", "--engine", "local", "--out", str(tmp_path))
     assert explored.exit_code == 1, explored.stderr
     [run_dir] = tmp_path.iterdir()
-    before = {p.name: p.read_bytes() for p in run_dir.iterdir()}
-    assert set(before) == set(json.loads(before["summary.json"])["files"])
-    for p in run_dir.iterdir():
-        if p.name != "summary.json":
-            p.unlink()
+    listed = set(json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))["files"])
+    run_state = {".lock", "run.json", "scenario.toml", "manifest.json"}  # what --resume reads, not reports
+    assert {p.name for p in run_dir.iterdir()} == listed | run_state
+    before = {name: (run_dir / name).read_bytes() for name in listed}
+    for name in listed - {"summary.json"}:
+        (run_dir / name).unlink()
     result = kmc("report", str(run_dir))
     assert result.exit_code == 0, result.stderr
-    assert {p.name: p.read_bytes() for p in run_dir.iterdir()} == before
+    assert {name: (run_dir / name).read_bytes() for name in listed} == before
     result = kmc("report", str(run_dir), "--format", "md", "--open")
     assert result.stdout.splitlines() == [str(run_dir / "report.md"), str((run_dir / "report.html").resolve())]
 

@@ -37,12 +37,25 @@ from model.reassignment_json import (
     render_reassignment_json,
 )
 
+#: Kafka's files for a whole cluster are megabytes; a larger one is refused before it is parsed.
+MAX_FILE_BYTES = 64 << 20
+
 
 def read_text(path: Path, option: str) -> str:
+    """The UTF-8 text of one of Kafka's files, or one sentence naming why it cannot be read."""
     try:
-        return path.read_text(encoding="utf-8")
+        with path.open("rb") as stream:
+            data = stream.read(MAX_FILE_BYTES + 1)
     except OSError as e:
         raise UsageProblem(f"{option} {str(path)!r} cannot be read ({e.strerror}); give a readable file.") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise UsageProblem(f"{option} {str(path)!r} is larger than {MAX_FILE_BYTES >> 20} MiB; give Kafka's file "
+                           "for the topics to plan.")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UsageProblem(f"{option} {str(path)!r} is not UTF-8 text (byte {e.start}); give the file Kafka's "
+                           "tool wrote.") from None
 
 
 def read_current(path: Path, option: str = "--current") -> Placement:
