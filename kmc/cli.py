@@ -42,9 +42,9 @@ class _Group(click.Group):
             sys.exit(e.exit_code)
         except click.exceptions.Exit as e:
             sys.exit(e.exit_code)
-        except (click.Abort, Interrupted) as e:
+        except (click.Abort, KeyboardInterrupt, Interrupted) as e:
             name = e.signal_name if isinstance(e, Interrupted) else "SIGINT"
-            click.echo(f"kmc: interrupted by {name}; nothing was completed.", err=True)
+            click.echo(f"kmc: interrupted by {name}; the command did not finish.", err=True)
             sys.exit(Outcome.INCONCLUSIVE.exit_code)
         except KmcDefect as e:
             click.echo(f"kmc: {e}", err=True)

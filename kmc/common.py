@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import fcntl
+import io
 import os
 import re
 import secrets
@@ -47,6 +48,22 @@ class UsageProblem(Exception):
     """Bad usage or input: reported as one sentence, exit status 2."""
 
 
+class SafePath(click.Path):
+    """click's ``Path`` that refuses, as a usage error, what the operating system cannot even look up:
+    a NUL character (``os.stat`` raises ValueError) or a name too long for the file system."""
+
+    def convert(
+        self, value: str | os.PathLike[str], param: click.Parameter | None, ctx: click.Context | None
+    ) -> str | bytes | os.PathLike[str]:
+        if isinstance(value, str) and "\x00" in value:
+            self.fail(f"{shown_path(value)!r} holds a NUL character; give a path.", param, ctx)
+        try:
+            return super().convert(value, param, ctx)
+        except OSError as e:
+            self.fail(f"{shown_path(str(value))!r} cannot be looked up ({e.strerror or e}); give a shorter path.",
+                      param, ctx)
+
+
 def fail(message: str) -> NoReturn:
     """Print ``kmc: <message>`` on stderr and exit with the bad-input status (2)."""
     click.echo(f"kmc: {message}", err=True)
@@ -70,6 +87,8 @@ def new_run_dir(out: Path, scenario_name: str) -> Path:
     The id is unique even for runs started in the same second (a random suffix, and the directory
     is created exclusively), and it always lies inside ``out`` whatever the scenario is called.
     """
+    if "\x00" in str(out):
+        raise UsageProblem(f"--out {shown_path(out)} holds a NUL character; give a directory path.")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -186,9 +205,13 @@ def write_traceback(error: BaseException, directory: Path | None) -> Path | None
 
 
 def defect_sentence(error: BaseException, written: Path | None) -> str:
-    """The one line a defect gets: what happened, that it is kmc's fault, where the traceback is."""
+    """The one line an unexpected error gets: what happened, that it is not a verdict, where the
+    traceback is; a kmc defect, or the system refusing a file operation (a full disk, say)."""
     what = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}".rstrip(": ")
     where = f"the traceback is in {shown_path(written)}" if written else "no file could take the traceback"
+    if isinstance(error, OSError) and error.errno is not None:
+        return (f"the system refused a file operation, so the command could not finish and this is not a verdict "
+                f"({shown_path(what)[:160]}); {where}.")
     return (f"internal error, a kmc defect and not a verdict ({shown_path(what)[:160]}); {where}; "
             "please report it.")
 
@@ -228,9 +251,10 @@ class Interrupted(BaseException):  # like KeyboardInterrupt, which it replaces
 class Interrupts:
     """SIGINT and SIGTERM while a ``kmc`` command runs.
 
-    While a search runs (:meth:`deferred`), the first signal asks it to stop at its next safe point
-    (:attr:`stop`); the search then returns an INCONCLUSIVE result saying "interrupted", which is
-    reported like any other. A second signal, or one outside a search, raises :class:`Interrupted`
+    While a run goes on (:meth:`deferred`: its search, then its reports), the first signal asks the
+    search to stop at its next safe point (:attr:`stop`); the search then returns an INCONCLUSIVE
+    result saying "interrupted", which is reported like any other (a search that had finished keeps
+    its verdict, and its reports are written). A second signal, or one outside a search, raises :class:`Interrupted`
     at once (and during a search ends the process after one line, leaving the run directory as its
     last complete level left it).
     """
@@ -269,13 +293,21 @@ class Interrupts:
     def _handle(self, signum: int, _frame: FrameType | None) -> None:
         name = signal.Signals(signum).name
         if self._deferring and self.stop.reason is None:
-            print(f"kmc: {name} received; stopping at the next safe point (send it again to stop at once).",
-                  file=self._stream or sys.stderr, flush=True)
+            self._say(f"kmc: {name} received; stopping at the next safe point (send it again to stop at once).")
             self.stop.request(interrupted_reason(name))
             return
         if self._deferring:
             hint = f"; resume with: {self._resume_hint}" if self._resume_hint else ""
-            print(f"kmc: interrupted again by {name}: stopped at once, without a report{hint}",
-                  file=self._stream or sys.stderr, flush=True)
+            self._say(f"kmc: interrupted again by {name}: stopped at once, without a report{hint}")
             os._exit(Outcome.INCONCLUSIVE.exit_code)
         raise Interrupted(name)
+
+    def _say(self, line: str) -> None:
+        """Write ``line`` from a signal handler: straight to the file descriptor when there is one, as
+        the handler may have interrupted a buffered write to the same stream."""
+        stream = self._stream or sys.stderr
+        try:
+            os.write(stream.fileno(), f"{line}\n".encode())
+        except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+            stream.write(f"{line}\n")
+            stream.flush()

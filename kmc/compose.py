@@ -41,7 +41,12 @@ def scenario_file(name_or_path: str | None) -> Path:
         raise ScenarioError(f"the scenario name {target.encode('unicode_escape').decode('ascii')[:80]!r} holds a NUL "
                             "character; give a shipped scenario's name or a path to a .toml file.")
     path = Path(target)
-    if path.suffix != ".toml" and not path.exists():
+    try:
+        exists = path.exists()
+    except OSError as e:  # a name too long for the file system, and the like
+        raise ScenarioError(f"{target[:80]!r} is neither a shipped scenario nor a readable path ({e.strerror}); "
+                            "give one of `kmc scenarios` or a path to a .toml file.") from None
+    if path.suffix != ".toml" and not exists:
         raise ScenarioError(f"{target!r} is neither a shipped scenario ({', '.join(sorted(shipped))}) "
                             "nor a .toml file; give one of those names or a path.")
     return path

@@ -79,6 +79,78 @@ def bundle_files(document: Mapping[str, Any], formats: tuple[str, ...] = ("json"
     return files
 
 
+_INT, _NUMBER, _TEXT, _LIST, _MAP = int, (int, float), str, list, dict
+_STATISTICS = {"generated": _INT, "distinct": _INT, "depth": _INT, "queue": _INT, "seconds": _NUMBER,
+               "levels": _LIST, "actions": _LIST}
+_LEVEL = {"depth": _INT, "frontier": _INT, "generated": _INT, "new": _INT, "distinct_total": _INT,
+          "seconds": _NUMBER}
+_ACTION = {"name": _TEXT, "generated": _INT, "distinct": _INT}
+_DISCOVERY = {"property": _TEXT, "kind": _TEXT, "evidence": _MAP, "fingerprints": _LIST, "action_indices": _LIST}
+_STEP = {"action": _TEXT, "action_name": _TEXT, "changes": _LIST, "fingerprint": _INT}
+
+
+def _fields(value: Any, types: Mapping[str, Any], where: str) -> None:
+    """Refuse, naming the field, a ``value`` that is not an object with ``types``' fields of those types."""
+    if not isinstance(value, dict):
+        raise TypeError(f"{where} is not an object")
+    for key, kind in types.items():
+        field = value.get(key)
+        if isinstance(field, bool) or not isinstance(field, kind):
+            raise TypeError(f"{where}.{key} is {type(field).__name__}")
+
+
+def check_document(document: Mapping[str, Any]) -> None:
+    """Check the types of every field the renderers read (a summary.json edited or damaged by hand
+    is refused here rather than crashing a renderer); raises TypeError naming the field."""
+    _fields(document, {"engine": _TEXT, "outcome": _TEXT, "reason": _TEXT, "statistics": _MAP,
+                       "discoveries": _LIST, "never_found": _LIST}, "summary")
+    stats = document["statistics"]
+    _fields(stats, _STATISTICS, "statistics")
+    for i, level in enumerate(stats["levels"]):
+        _fields(level, _LEVEL, f"statistics.levels[{i}]")
+    for i, action in enumerate(stats["actions"]):
+        _fields(action, _ACTION, f"statistics.actions[{i}]")
+    if stats.get("fingerprint_bits", 64) not in (64, 128):
+        raise TypeError("statistics.fingerprint_bits is not 64 or 128")
+    for i, d in enumerate(document["discoveries"]):
+        _fields(d, _DISCOVERY, f"discoveries[{i}]")
+        numbers = [*d["fingerprints"], *d["action_indices"]]
+        if any(isinstance(n, bool) or not isinstance(n, int) for n in numbers):
+            raise TypeError(f"discoveries[{i}] has a fingerprint or action index that is not a whole number")
+        if len(d["fingerprints"]) != len(d["action_indices"]) + 1:
+            raise TypeError(f"discoveries[{i}] has {len(d['fingerprints'])} fingerprints for "
+                            f"{len(d['action_indices'])} steps")
+        if d.get("trace") is not None:
+            trace = d["trace"]
+            if not isinstance(trace, list) or len(trace) != len(d["action_indices"]):
+                raise TypeError(f"discoveries[{i}].trace does not have one step per action")
+            if not isinstance(d.get("initial_state"), list) or not all(isinstance(x, str) for x in d["initial_state"]):
+                raise TypeError(f"discoveries[{i}].initial_state is not a list of lines")
+            for j, step in enumerate(trace):
+                _fields(step, _STEP, f"discoveries[{i}].trace[{j}]")
+                if not all(isinstance(c, str) for c in step["changes"]) or not isinstance(step.get("view") or {}, dict):
+                    raise TypeError(f"discoveries[{i}].trace[{j}] has a change that is not text or a view that is "
+                                    "not an object")
+            if not isinstance(d.get("initial_view") or {}, dict):
+                raise TypeError(f"discoveries[{i}].initial_view is not an object")
+    if not all(isinstance(n, str) for n in document["never_found"]):
+        raise TypeError("never_found holds a name that is not text")
+    for i, prop in enumerate(document.get("properties") or ()):
+        _fields(prop, {"name": _TEXT, "kind": _TEXT}, f"properties[{i}]")
+    for key, kind in (("scenario", (dict, str)), ("bounds", dict), ("details", dict), ("model_factory", dict),
+                      ("stopped_by", str), ("run_dir", str)):
+        value = document.get(key)
+        if value is not None and not isinstance(value, kind):
+            raise TypeError(f"{key} is {type(value).__name__}")
+    scenario = document.get("scenario")
+    if isinstance(scenario, dict):
+        for key in ("name", "description", "kafka_version"):
+            if not isinstance(scenario.get(key, ""), str):
+                raise TypeError(f"scenario.{key} is not text")
+        if not isinstance(scenario.get("bugs", []), list) or not all(isinstance(b, str) for b in scenario["bugs"]):
+            raise TypeError("scenario.bugs is not a list of names")
+
+
 def load_document(document: Mapping[str, Any]) -> tuple[ExplorationResult, dict[str, Trace], RunFacts]:
     """The result, traces and facts a ``summary.json`` document holds."""
     version = document.get("schema_version")
@@ -86,6 +158,7 @@ def load_document(document: Mapping[str, Any]) -> tuple[ExplorationResult, dict[
         raise BundleError(f"summary.json has schema version {version!r}, this kmc reads version {SCHEMA_VERSION}; "
                           "re-run the exploration with this kmc to get a bundle it can render.")
     try:
+        check_document(document)
         stats = document["statistics"]
         statistics = Statistics(
             generated=stats["generated"], distinct=stats["distinct"], depth=stats["depth"], queue=stats["queue"],

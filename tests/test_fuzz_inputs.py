@@ -4,7 +4,8 @@ traceback, never a hang.
 Hypothesis feeds malformed, truncated, oversized, wrongly typed, duplicate-key and non-UTF-8 inputs
 to each reader that exists: scenario TOML (``kmc explore FILE``), ``--broker-list`` and ``--racks``
 (``kmc assign``), ``--conf`` and the duration and size options (``kmc explore``), the files a
-resumed run reads (``manifest.json`` of either engine, ``run.json``), and Kafka's own files that
+resumed run reads (``manifest.json`` of either engine, ``run.json``), the ``summary.json`` that
+``kmc report`` re-renders, and Kafka's own files that
 ``kmc plan`` and ``kmc validate`` read (reassignment JSON, topics-to-move JSON, ``kafka-topics
 --describe`` text, ``kafka-log-dirs --describe`` output). Each input goes through
 :func:`kmc.cli.main` as the console script runs it. An input may be valid (then the command does
@@ -43,9 +44,9 @@ from kmc.compose import shipped_scenarios
 HANG_SECONDS = 30
 
 #: Inputs per reader: a sample in the default run, and in the slow set (10,500 in all).
-SAMPLE = {"scenario_text": 50, "scenario_structure": 50, "assign": 50, "options": 30, "manifest": 30,
+SAMPLE = {"scenario_text": 50, "scenario_structure": 50, "assign": 50, "options": 30, "run_files": 30,
           "kafka_files": 50}
-FULL = {"scenario_text": 2500, "scenario_structure": 2500, "assign": 2000, "options": 1000, "manifest": 1000,
+FULL = {"scenario_text": 2500, "scenario_structure": 2500, "assign": 2000, "options": 1000, "run_files": 1000,
         "kafka_files": 2000}
 
 
@@ -336,7 +337,7 @@ def test_fuzz_assign_lists(full: bool, capsys: pytest.CaptureFixture[str]) -> No
     run_reader("assign", full, assign_arguments(), check_assign, capsys)
 
 
-# -- kmc explore options: --conf, --time-limit, --max-memory, --checkpoint-every ----------------------
+# -- kmc explore's arguments: SCENARIO, --resume, --conf, --time-limit, --max-memory, --checkpoint-every --
 
 TINY = '[cluster]\nbrokers = [0]\n[[topics]]\nname = "t"\npartitions = 1\nreplication_factor = 1\n'
 
@@ -344,13 +345,19 @@ TINY = '[cluster]\nbrokers = [0]\n[[topics]]\nname = "t"\npartitions = 1\nreplic
 @st.composite
 def option_arguments(draw: st.DrawFn) -> tuple[list[str], bool]:
     """One option with a fuzzed value, and whether the input must be refused."""
-    option = draw(st.sampled_from(["--conf", "--time-limit", "--max-memory", "--checkpoint-every"]))
+    option = draw(st.sampled_from(["--conf", "--time-limit", "--max-memory", "--checkpoint-every", "SCENARIO",
+                                   "--resume"]))
     value = draw(st.one_of(
         st.text(max_size=30),
         st.text(alphabet="0123456789.smhKMGTiB =-", max_size=12),
         st.sampled_from(["", "=", "a=b", "=b", "spark.x=\n", "1e9", "-1", "0", "1.5h", "10000h", "4G", "0M",
                          "1125899906842625", "nan", "inf", "\x00"]),
     ))
+    if option == "SCENARIO":  # a shipped scenario's name or a path: any text, however long
+        value = draw(st.one_of(st.just(value), st.text(min_size=256, max_size=5000), _WEIRD_TEXT))
+        return [value], False
+    if option == "--resume":  # no run directory has such a name
+        return [option, f"no-such-run-{value}"], True
     # --conf applies to the Spark engine only: with --engine local it is always refused.
     return [option, value], option == "--conf"
 
@@ -362,8 +369,9 @@ def check_options(workdir: Path) -> Callable[[tuple[list[str], bool], Tally], No
     def check(drawn: tuple[list[str], bool], tally: Tally) -> None:
         args, must_refuse = drawn
         out = workdir / "out"
+        target = [] if len(args) == 1 or args[0] == "--resume" else [str(scenario)]
         try:
-            tally.record(invoke("explore", str(scenario), "--engine", "local", "--max-states", "3", "--out", str(out),
+            tally.record(invoke("explore", *target, "--engine", "local", "--max-states", "3", "--out", str(out),
                                 *args), must_refuse=must_refuse)
         finally:
             shutil.rmtree(out, ignore_errors=True)
@@ -373,7 +381,8 @@ def check_options(workdir: Path) -> Callable[[tuple[list[str], bool], Tally], No
 
 @pytest.mark.parametrize("full", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["sample", "full"])
 def test_fuzz_explore_options(full: bool, workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """--conf and the duration and size options, malformed: exit 2 with one line; well formed: a run."""
+    """SCENARIO (any text), --resume, --conf and the duration and size options, malformed: exit 2 with one
+    line; well formed: a run."""
     run_reader("options", full, option_arguments(), check_options(workdir), capsys)
 
 
@@ -452,16 +461,18 @@ def resume_inputs(draw: st.DrawFn, originals: dict[tuple[str, str], dict[str, An
 
 def test_fuzz_resume_files_sample(stopped_runs: dict[str, Path], workdir: Path, capsys: pytest.CaptureFixture[str],
                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """Damaged manifest.json and run.json of local and Spark runs: exit 2 with one line naming the file,
-    or a resumed run; never a traceback or a hang (a sample)."""
+    """Damaged manifest.json and run.json of local and Spark runs (kmc explore --resume) and summary.json
+    (kmc report): exit 2 with one line naming the file, or a resumed run or rendered reports; never a
+    traceback or a hang (a sample)."""
     fuzz_resume_files(False, stopped_runs, workdir, capsys, monkeypatch)
 
 
 @pytest.mark.slow
 def test_fuzz_resume_files(stopped_runs: dict[str, Path], workdir: Path, capsys: pytest.CaptureFixture[str],
                            monkeypatch: pytest.MonkeyPatch) -> None:
-    """Damaged manifest.json and run.json of local and Spark runs: exit 2 with one line naming the file,
-    or a resumed run; never a traceback or a hang."""
+    """Damaged manifest.json and run.json of local and Spark runs (kmc explore --resume) and summary.json
+    (kmc report): exit 2 with one line naming the file, or a resumed run or rendered reports; never a
+    traceback or a hang."""
     fuzz_resume_files(True, stopped_runs, workdir, capsys, monkeypatch)
 
 
@@ -475,20 +486,23 @@ def fuzz_resume_files(full: bool, stopped_runs: dict[str, Path], workdir: Path, 
     monkeypatch.setattr(spark_explore.bfs, "build_session", no_spark)
     originals = {(engine, name): json.loads((run_dir / name).read_text())
                  for engine, run_dir in stopped_runs.items() for name in ("manifest.json", "run.json")}
+    originals[("local", "summary.json")] = json.loads((stopped_runs["local"] / "summary.json").read_text())
     def check(drawn: tuple[str, str, bytes], tally: Tally) -> None:
         engine, name, data = drawn
         run_dir = workdir / "resumed"
         shutil.rmtree(run_dir, ignore_errors=True)
         shutil.copytree(stopped_runs[engine], run_dir)
         (run_dir / name).write_bytes(data)
+        command = ["report", str(run_dir)] if name == "summary.json" else ["explore", "--resume", str(run_dir),
+                                                                          "--max-depth", "3"]
         try:
-            result = invoke("explore", "--resume", str(run_dir), "--max-depth", "3")
+            result = invoke(*command)
         except SparkNotStarted:
             tally.endings["passed every check, would start Spark"] += 1
             return
         tally.record(result)
 
-    run_reader("manifest", full, resume_inputs(originals), check, capsys)
+    run_reader("run_files", full, resume_inputs(originals), check, capsys)
 
 
 # -- Kafka's files: reassignment JSON, topics-to-move JSON, kafka-topics and kafka-log-dirs output --------

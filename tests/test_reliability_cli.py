@@ -417,7 +417,7 @@ def test_an_interrupt_outside_a_search_is_one_line_and_exit_3(monkeypatch: pytes
     monkeypatch.setattr(scenarios, "shipped_scenarios", interrupted)
     result = kmc("scenarios")
     assert result.exit_code == 3
-    assert result.stderr.strip() == "kmc: interrupted by SIGTERM; nothing was completed."
+    assert result.stderr.strip() == "kmc: interrupted by SIGTERM; the command did not finish."
 
 
 def test_a_signal_during_a_search_asks_it_to_stop() -> None:

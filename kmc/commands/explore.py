@@ -31,6 +31,7 @@ from kmc import compose
 from kmc.common import (
     Interrupts,
     RunLock,
+    SafePath,
     UsageProblem,
     defects_reported_in,
     fail,
@@ -110,9 +111,9 @@ class _Resumed:
               help="spark (default): the breadth-first search as a Spark job; local: in this process.")
 @click.option("--master", default=None, help="Spark master: local[*] (default), local[N], spark://host:7077.")
 @click.option("--conf", "conf", multiple=True, metavar="KEY=VALUE", help="Spark configuration, repeatable.")
-@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=Path("reports/runs"),
+@click.option("--out", "out", type=SafePath(file_okay=False, path_type=Path), default=Path("reports/runs"),
               show_default=True, help="Where run directories are created.")
-@click.option("--resume", "resume", type=click.Path(file_okay=False, path_type=Path), default=None,
+@click.option("--resume", "resume", type=SafePath(file_okay=False, path_type=Path), default=None,
               help="Continue the run in RUN_DIR (either engine) from its last complete level or checkpoint.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--max-depth", type=click.IntRange(min=0, max=2**31 - 1), default=None,
@@ -181,12 +182,12 @@ def explore(interrupts: Interrupts | None, scenario: str | None, engine: str | N
         resume_command = _resume_command(run_dir)
         interrupts = interrupts or Interrupts()
         started = time.time()
-        with defects_reported_in(run_dir):
-            with interrupts.deferred(resume_command) as stop:
-                limits = Limits(time_limit=limit_seconds, stop=stop,
-                                max_memory=(memory_bytes or default_memory_budget()) if engine == "local" else None)
-                result = _run(engine, sc, model, run_dir, master, spark_conf, resumed is not None, max_depth,
-                              max_states, spark_ui, limits, every, bits, not no_progress)
+        # A signal during the search stops it at a safe point; during the reports it waits for them.
+        with defects_reported_in(run_dir), interrupts.deferred(resume_command) as stop:
+            limits = Limits(time_limit=limit_seconds, stop=stop,
+                            max_memory=(memory_bytes or default_memory_budget()) if engine == "local" else None)
+            result = _run(engine, sc, model, run_dir, master, spark_conf, resumed is not None, max_depth,
+                          max_states, spark_ui, limits, every, bits, not no_progress)
             result = attrs.evolve(result, bounds={**result.bounds, **_scenario_bounds(sc)})
             extra = {
                 "scenario": scenario_facts(sc),
@@ -224,7 +225,11 @@ def _resumed_run(run_dir: Path, scenario: str | None, engine: str | None) -> _Re
     """The run in ``run_dir`` to continue, after checking it can be: its run file, its scenario copy
     (and SCENARIO, when given, is the same scenario), its engine."""
     where = shown_path(run_dir)
-    if not run_dir.is_dir():
+    try:
+        found = "\x00" not in str(run_dir) and run_dir.is_dir()
+    except OSError:  # a name too long for the file system, and the like
+        found = False
+    if not found:
         raise UsageProblem(f"--resume {where}: no such run directory; give a directory kmc explore created.")
     run_file = run_dir / RUN_FILE
     try:

@@ -25,7 +25,7 @@ from invariants.placement import RACK_MODES, Cluster, load_counts
 from invariants.reassignment_plan import Plan, PlanInfeasible, PlanRequest, plan_reassignment, summary_statuses
 from kmc.cluster_args import parse_broker_list, parse_racks
 from kmc.commands.assign import render_table
-from kmc.common import UsageProblem, fail, new_run_dir, write_atomically
+from kmc.common import SafePath, UsageProblem, fail, new_run_dir, write_atomically
 from model.assignment import KafkaAdminError
 from model.reassignment_json import (
     DescribeOutputError,
@@ -48,6 +48,8 @@ def read_text(path: Path, option: str) -> str:
             data = stream.read(MAX_FILE_BYTES + 1)
     except OSError as e:
         raise UsageProblem(f"{option} {str(path)!r} cannot be read ({e.strerror}); give a readable file.") from None
+    except ValueError:  # a NUL byte in the path
+        raise UsageProblem(f"{option} {str(path)!r} is not a valid path; give a readable file.") from None
     if len(data) > MAX_FILE_BYTES:
         raise UsageProblem(f"{option} {str(path)!r} is larger than {MAX_FILE_BYTES >> 20} MiB; give Kafka's file "
                            "for the topics to plan.")
@@ -80,7 +82,7 @@ def cluster_from_options(broker_list: str, racks: str | None, rack_mode: str) ->
 
 
 @click.command("plan")
-@click.option("--current", "current_path", type=click.Path(dir_okay=False, path_type=Path), required=True,
+@click.option("--current", "current_path", type=SafePath(dir_okay=False, path_type=Path), required=True,
               help="Current placement: reassignment JSON or kafka-topics --describe output.")
 @click.option("--broker-list", required=True, help="Brokers the plan may use, e.g. 0,1,2,3.")
 @click.option("--racks", default=None, help="Racks of the listed brokers, e.g. 0:r1,1:r2 (all or none).")
@@ -88,13 +90,13 @@ def cluster_from_options(broker_list: str, racks: str | None, rack_mode: str) ->
               help="strict: one replica per rack; distribution: replicas spread evenly over racks.")
 @click.option("--replication-factor", type=click.IntRange(min=1), default=None,
               help="Set every moved partition's replication factor (default: keep it).")
-@click.option("--topics-to-move", "topics_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--topics-to-move", "topics_path", type=SafePath(dir_okay=False, path_type=Path), default=None,
               help='Kafka\'s topics-to-move JSON ({"topics":[{"topic":"foo"}],"version":1}); default: every topic.')
-@click.option("--partition-sizes", "sizes_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--partition-sizes", "sizes_path", type=SafePath(dir_okay=False, path_type=Path), default=None,
               help="kafka-log-dirs --describe output, to report the data each plan moves.")
 @click.option("--balance-slack", type=click.IntRange(min=0), default=0, show_default=True,
               help="Allow each broker this many replicas (and leaders) beyond the best balance.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("reports/runs"),
+@click.option("--out", type=SafePath(file_okay=False, path_type=Path), default=Path("reports/runs"),
               show_default=True, help="Where the plan's directory is created.")
 def plan(current_path: Path, broker_list: str, racks: str | None, rack_mode: str, replication_factor: int | None,
          topics_path: Path | None, sizes_path: Path | None, balance_slack: int, out: Path) -> None:

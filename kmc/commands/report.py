@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from kmc.common import fail
+from kmc.common import SafePath, fail
 from kmc.outputs import write_bundle
 
 FORMATS = ("text", "md", "html", "itf", "replay")
@@ -21,7 +21,7 @@ FORMATS = ("text", "md", "html", "itf", "replay")
 
 @click.command(help="Re-render the reports of a run directory (report.txt, report.md, report.html, ITF traces, "
                     "replay scripts) from its summary.json.")
-@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.argument("run_dir", type=SafePath(path_type=Path))
 @click.option("--format", "formats", type=click.Choice(FORMATS), multiple=True,
               help="The kind of file to re-render (repeatable; default: all of them).")
 @click.option("--open", "open_", is_flag=True, help="Print the path of report.html (rendered if missing).")

@@ -41,7 +41,7 @@ from invariants.reassignment_plan import balance_bounds
 from kmc.cluster_args import parse_broker_list, parse_racks
 from kmc.commands.assign import render_table
 from kmc.commands.plan import read_current, read_text
-from kmc.common import UsageProblem, fail
+from kmc.common import SafePath, UsageProblem, fail
 from model.assignment import KafkaAdminError
 from model.reassignment_json import Placement, check_reassignment, parse_reassignment_json, placement_of
 
@@ -49,8 +49,8 @@ KAFKA_RULES = "kafka_reassignment_rules"
 
 
 @click.command("validate")
-@click.argument("plan_path", metavar="PLAN.json", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--current", "current_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.argument("plan_path", metavar="PLAN.json", type=SafePath(dir_okay=False, path_type=Path))
+@click.option("--current", "current_path", type=SafePath(dir_okay=False, path_type=Path), default=None,
               help="Current placement (reassignment JSON or kafka-topics --describe output).")
 @click.option("--broker-list", default=None, help="The cluster's brokers the plan may use, e.g. 0,1,2,3.")
 @click.option("--racks", default=None, help="Racks of the brokers, e.g. 0:r1,1:r2.")
