@@ -419,7 +419,7 @@ class _Search:
         saved = Checkpoint(
             depth=snapshot.depth,
             parents=self.parents,
-            frontier=[(fp, encode(state)) for fp, state in snapshot.frontier],
+            frontier=((fp, encode(state)) for fp, state in snapshot.frontier),
             generated=snapshot.generated,
             generated_by_action=snapshot.generated_by_action,
             distinct_by_action=snapshot.distinct_by_action,

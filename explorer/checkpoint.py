@@ -27,7 +27,7 @@ import json
 import os
 import secrets
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +73,7 @@ class Checkpoint:
 
     depth: int
     parents: ParentMap = attrs.field(eq=False, repr=False)
-    frontier: Sequence[tuple[int, bytes]] = attrs.field(eq=False, repr=False)
+    frontier: Iterable[tuple[int, bytes]] = attrs.field(eq=False, repr=False)  # read once, while written
     generated: int
     generated_by_action: Mapping[str, int]
     distinct_by_action: Mapping[str, int]
@@ -183,7 +183,7 @@ def write_checkpoint(run_dir: Path, manifest: LocalManifest, checkpoint: Checkpo
     partial = run_dir / f".{name}.partial"
     partial.mkdir(parents=True)
     visited_checksum = _write_visited(partial / _VISITED, checkpoint.parents, bits)
-    frontier_checksum = _write_frontier(partial / _FRONTIER, checkpoint.frontier, bits)
+    frontier_rows, frontier_checksum = _write_frontier(partial / _FRONTIER, checkpoint.frontier, bits)
     final = run_dir / name
     os.replace(partial, final)
     record = {
@@ -191,7 +191,7 @@ def write_checkpoint(run_dir: Path, manifest: LocalManifest, checkpoint: Checkpo
         "depth": checkpoint.depth,
         "visited": len(checkpoint.parents),
         "visited_checksum": visited_checksum,
-        "frontier": len(checkpoint.frontier),
+        "frontier": frontier_rows,
         "frontier_checksum": frontier_checksum,
         "generated": checkpoint.generated,
         "generated_by_action": dict(sorted(checkpoint.generated_by_action.items())),
@@ -305,19 +305,21 @@ def _write_visited(path: Path, parents: ParentMap, bits: int) -> int:
     return total % (1 << bits)
 
 
-def _write_frontier(path: Path, frontier: Sequence[tuple[int, bytes]], bits: int) -> int:
-    """Write a level's states as Arrow IPC batches; return the checksum of their fingerprints."""
+def _write_frontier(path: Path, frontier: Iterable[tuple[int, bytes]], bits: int) -> tuple[int, int]:
+    """Write a level's states as Arrow IPC batches, encoding them as they come (a level's bytes are
+    never all in memory at once); return the row count and the checksum of their fingerprints."""
     schema = pa.schema([("fp", _fingerprint_type(bits)), ("data", pa.binary())])
-    total = 0
+    total = rows = 0
+    states = iter(frontier)
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
-        for start in range(0, len(frontier), _BATCH_ROWS):
-            chunk = frontier[start : start + _BATCH_ROWS]
+        while chunk := list(itertools.islice(states, _BATCH_ROWS)):
             fps = [fp for fp, _ in chunk]
             total += sum(fps)
+            rows += len(chunk)
             writer.write_batch(pa.record_batch([_fingerprints(fps, bits), pa.array([d for _, d in chunk],
                                                                                     pa.binary())], schema=schema))
     _fsync(path)
-    return total % (1 << bits)
+    return rows, total % (1 << bits)
 
 
 def _fingerprint_type(bits: int) -> pa.DataType:
