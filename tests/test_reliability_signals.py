@@ -181,20 +181,3 @@ def test_spark_ctrl_c_then_resume(spark_local_reference: dict[str, Any], tmp_pat
     resumed = run_kmc("--resume", str(run_dir), "--format", "json", cwd=tmp_path)
     assert resumed.returncode == 1, resumed.stderr
     assert comparable(json.loads(resumed.stdout)) == spark_local_reference
-
-
-@pytest.mark.slow
-@pytest.mark.spark
-def test_spark_kill_before_the_first_level_then_resume(spark_local_reference: dict[str, Any], tmp_path: Path) -> None:
-    """A Spark driver killed before it wrote anything (while its session starts) leaves a run
-    directory that --resume starts again, to the local BFS's result (the kill after level 4 is in
-    tests/test_spark_cluster.py)."""
-    out = tmp_path / "out"
-    done = start_and_signal([SPARK_SCENARIO, "--engine", "spark", "--master", "local[2]"], out, tmp_path,
-                            run_file_written, signal.SIGKILL, group=True)
-    assert done.returncode == -signal.SIGKILL
-    run_dir = the_run_dir(out)
-    assert not (run_dir / "manifest.json").exists()
-    resumed = run_kmc("--resume", str(run_dir), "--format", "json", cwd=tmp_path)
-    assert resumed.returncode == 1, resumed.stderr
-    assert comparable(json.loads(resumed.stdout)) == spark_local_reference

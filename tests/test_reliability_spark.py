@@ -139,3 +139,26 @@ def test_resume_refuses_a_damaged_run_directory(damage: str, stopped_run: Path) 
     with pytest.raises(ResumeError, match=expected) as refused:
         run_spark_bfs(counter_factory(n=4), options(stopped_run, resume=True))
     assert "\n" not in str(refused.value)
+
+
+def test_a_run_killed_before_its_first_level_resumes(spark: Any, tmp_path: Path) -> None:  # noqa: F811
+    """A Spark run killed before it wrote anything (while its session starts) leaves only what the
+    command line writes first (run.json, the scenario's copy): --resume starts it again there and
+    ends with the local BFS's result."""
+    from click.testing import CliRunner
+
+    from kmc import compose
+    from kmc.cli import main
+    from kmc.commands.explore import _keep_scenario
+    from kmc.common import new_run_dir
+
+    sc = compose.resolve_scenario("planted-complete-on-first-success")
+    run_dir = new_run_dir(tmp_path, sc.name)
+    _keep_scenario(run_dir, sc, "spark")  # what `kmc explore --engine spark` writes before Spark starts
+    resumed = CliRunner().invoke(main, ["explore", "--resume", str(run_dir), "--format", "json"])
+    assert resumed.exit_code == 1, resumed.stderr
+    local = run_bfs(compose.model_for(sc))
+    assert json.loads(resumed.stdout)["statistics"]["distinct"] == local.stats.distinct
+    assert [d["fingerprints"] for d in json.loads(resumed.stdout)["discoveries"]] == [
+        list(d.path) for d in local.discoveries
+    ]
