@@ -24,7 +24,7 @@ from explorer.results import ExplorationResult
 from explorer.simulation import CHOICES, CHOOSE_FAMILY, SimulationOptions, SimulationProgressPrinter
 from kmc import compose
 from kmc.commands.explore import parse_conf
-from kmc.common import UsageProblem, fail, new_run_dir
+from kmc.common import SafePath, UsageProblem, fail, new_run_dir
 from kmc.outputs import finish_run, scenario_facts
 from model.scenario import Scenario, ScenarioError
 
@@ -61,7 +61,7 @@ HYPOTHESIS_DATABASE = "hypothesis-db"
               help="local: in this process; spark: the walks as Spark tasks.")
 @click.option("--master", default=None, help="Spark master: local[*] (default), local[N], spark://host:7077.")
 @click.option("--conf", "conf", multiple=True, metavar="KEY=VALUE", help="Spark configuration, repeatable.")
-@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=Path("reports/runs"),
+@click.option("--out", "out", type=SafePath(file_okay=False, path_type=Path), default=Path("reports/runs"),
               show_default=True, help="Where run directories (and Hypothesis's example database) are created.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def simulate(scenario: str | None, walks: int, depth: int | None, seed: int, choice: str, use_hypothesis: bool,
@@ -82,8 +82,10 @@ def simulate(scenario: str | None, walks: int, depth: int | None, seed: int, cho
     except (ScenarioError, UsageProblem) as e:
         fail(str(e))
 
-    run_dir = new_run_dir(out, sc.name)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        run_dir = new_run_dir(out, sc.name)
+    except UsageProblem as e:
+        fail(str(e))
     started = time.time()
     if use_hypothesis:
         result = _hypothesis(sc, model, out, max_examples, DEFAULT_EXAMPLE_DEPTH if depth is None else depth, seed,
