@@ -425,4 +425,4 @@ def _result(model: Model[Any, Any], options: HypothesisOptions, collector: Colle
             "first_violation_after_seconds": collector.first_violation[1]} if collector.first_violation else {}),
     }
     return ExplorationResult(outcome=outcome, engine=ENGINE, stats=stats, discoveries=tuple(discoveries),
-                             never_found=never_found, reason=reason, details=details)
+                             never_found=never_found, reason=reason, details=details, exhaustive=False)

@@ -120,9 +120,18 @@ def progress_for(stream: TextIO | None = None, *, live: bool = True) -> Progress
     return ProgressPrinter(stream)
 
 
-def final_statistics_lines(stats: Statistics, *, complete: bool = True) -> list[str]:
+def final_statistics_lines(stats: Statistics, *, complete: bool = True, exhaustive: bool = True) -> list[str]:
     """TLC's closing lines for a finished run (counts, depth, collision estimate, speed); a search
-    that stopped early (``complete`` False) is not called complete."""
+    that stopped early (``complete`` False) is not called complete, and a sampling explorer's run
+    (``exhaustive`` False: random walks, Hypothesis) is not called a search of the state graph."""
+    if not exhaustive:
+        return [
+            f"{stats.generated:,} states generated, {stats.distinct:,} distinct states visited "
+            "(sampled by walks: not an exhaustive search).",
+            f"The longest walk had {max(stats.depth - 1, 0)} steps.",
+            f"The probability of a fingerprint collision (calculated, optimistic): {stats.collision_probability:.1E}",
+            f"Finished in {stats.seconds:.1f}s: {stats.states_per_second:,.0f} distinct states per second.",
+        ]
     depth = (
         f"The depth of the complete state graph search is {stats.depth}."
         if complete

@@ -177,12 +177,15 @@ class ExplorationResult:
     engine: str
     stats: Statistics
     discoveries: tuple[Discovery, ...] = ()
-    never_found: tuple[str, ...] = ()  # SOMETIMES properties with no example in a complete search
+    never_found: tuple[str, ...] = ()  # SOMETIMES properties with no example in the states explored
     reason: str = ""  # why the search stopped when INCONCLUSIVE
     details: Mapping[str, Any] = attrs.field(factory=dict, eq=False)  # engine facts (Spark master, run dir)
     properties: tuple[tuple[str, PropertyKind], ...] = ()
     stopped_by: StopCause | None = None
     bounds: Mapping[str, Any] = attrs.field(factory=dict, eq=False)
+    #: False for explorers that sample the state space (random walks, Hypothesis): "no violation" then
+    #: means none in the states visited, never a complete search, and there is no queue or level table.
+    exhaustive: bool = True
 
     @builtins.property
     def exit_code(self) -> int:

@@ -435,4 +435,4 @@ def simulation_result(walker: Walker, options: SimulationOptions, tally: Tally, 
     facts.update(details or {})
     return ExplorationResult(outcome=outcome, engine=engine, stats=stats, discoveries=discoveries,
                              never_found=never_found, reason=reason if outcome is Outcome.INCONCLUSIVE else "",
-                             details=facts)
+                             details=facts, exhaustive=False)

@@ -189,6 +189,7 @@ def load_document(document: Mapping[str, Any]) -> tuple[ExplorationResult, dict[
             properties=tuple((p["name"], PropertyKind(p["kind"])) for p in document.get("properties") or ()),
             stopped_by=StopCause(document["stopped_by"]) if document.get("stopped_by") else None,
             bounds=document.get("bounds") or {},
+            exhaustive=bool(document.get("exhaustive", True)),
         )
     except (KeyError, TypeError, ValueError, IndexError) as e:
         raise BundleError(f"summary.json lacks or garbles a field the reports need ({e!r}); re-run the exploration "

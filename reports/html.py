@@ -93,9 +93,10 @@ def _properties(result: ExplorationResult, facts: RunFacts) -> list[dict[str, st
         elif d is not None:
             verdict, css = f"example found ({d.trace_length} steps)", "good"
         elif name in result.never_found:
-            verdict, css = "never satisfied: the scenario may be vacuous for it", "warn"
+            verdict, css = ("never satisfied: the scenario may be vacuous for it" if result.exhaustive
+                            else "no example in the states visited"), "warn"
         elif kind.endswith("always"):
-            complete = result.outcome.value == "ok"
+            complete = result.outcome.value == "ok" and result.exhaustive
             verdict, css = ("holds" if complete else "not violated in the states explored"), "good"
         else:
             verdict, css = "no example in the states explored", "warn"

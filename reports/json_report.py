@@ -38,6 +38,7 @@ def render_json(
         "bounds": jsonable(result.bounds),
         "stopped_by": None if result.stopped_by is None else result.stopped_by.value,
         "examples_missing": list(result.examples_missing),
+        "exhaustive": result.exhaustive,
     }
     for key, value in (extra or {}).items():
         if key in document:

@@ -129,9 +129,14 @@ def _header(result: ExplorationResult, facts: RunFacts) -> list[str]:
         facts_line.append("bug switches " + ", ".join(md_text(b) for b in facts.bugs))
     lines.append(" · ".join(facts_line))
     lines.append("")
-    lines.append(f"**Statistics:** {s.distinct:,} distinct states, {s.generated:,} states generated, "
-                 f"{s.queue:,} left on queue, depth {s.depth}, {s.seconds:.1f} s; fingerprint collision "
-                 f"probability {s.collision_probability:.1E}.")
+    if result.exhaustive:
+        lines.append(f"**Statistics:** {s.distinct:,} distinct states, {s.generated:,} states generated, "
+                     f"{s.queue:,} left on queue, depth {s.depth}, {s.seconds:.1f} s; fingerprint collision "
+                     f"probability {s.collision_probability:.1E}.")
+    else:
+        lines.append(f"**Statistics:** {s.distinct:,} distinct states visited by walks (not an exhaustive "
+                     f"search), {s.generated:,} states generated, longest walk {max(s.depth - 1, 0)} steps, "
+                     f"{s.seconds:.1f} s; fingerprint collision probability {s.collision_probability:.1E}.")
     if result.reason:
         lines += ["", f"**Stopped:** {md_text(result.reason)}."]
     if facts.scenario_description:
@@ -160,7 +165,7 @@ def _shortening_notes(detail: _Detail, facts: RunFacts) -> str:
 
 def _properties(result: ExplorationResult, facts: RunFacts) -> list[str]:
     found = {d.property: d for d in result.discoveries}
-    complete = result.outcome.value == "ok"
+    complete = result.outcome.value == "ok" and result.exhaustive
     names = [p.name for p in facts.properties] or [d.property for d in result.discoveries]
     lines = ["| property | kind | result |", "|---|---|---|"]
     for name in names:
@@ -172,7 +177,7 @@ def _properties(result: ExplorationResult, facts: RunFacts) -> list[str]:
         elif d is not None:
             verdict = f"example found ({_steps(d.trace_length)})"
         elif name in result.never_found:
-            verdict = "**never satisfied** (vacuous?)"
+            verdict = "**never satisfied** (vacuous?)" if result.exhaustive else "no example in the states visited"
         elif kind.endswith("always"):
             verdict = "holds" if complete else "not violated in the states explored"
         else:

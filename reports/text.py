@@ -44,6 +44,8 @@ def render_text(result: ExplorationResult, traces: Mapping[str, Trace], facts: R
         lines.append("")
         lines += [
             f"Warning: sometimes property {name} was never satisfied: the scenario may be vacuous for it."
+            if result.exhaustive else
+            f"Note: sometimes property {name} was not satisfied in the states the walks visited."
             for name in result.never_found
         ]
     elif result.outcome is Outcome.INCONCLUSIVE and result.examples_missing:
@@ -57,9 +59,10 @@ def render_text(result: ExplorationResult, traces: Mapping[str, Trace], facts: R
                       f"negligible with {result.stats.fingerprint_bits}-bit fingerprints: a state may have been "
                       "skipped; run again with --fingerprint-bits 128."]
     complete = result.outcome is not Outcome.INCONCLUSIVE
-    lines += ["", *final_statistics_lines(result.stats, complete=complete)]
+    lines += ["", *final_statistics_lines(result.stats, complete=complete, exhaustive=result.exhaustive)]
     lines += ["", *_coverage_lines(result)]
-    lines += ["", *_level_lines(result)]
+    if result.stats.levels:
+        lines += ["", *_level_lines(result)]
     if not complete:  # the last line of an early stop says so
         lines += ["", f"Stopped before the search was complete: {result.reason}; "
                       f"{result.stats.queue:,} states left on queue."]

@@ -33,7 +33,7 @@ def test_json_document_round_trips_and_has_the_schema_fields() -> None:
     assert set(document) == {
         "schema_version", "kmc_version", "engine", "outcome", "exit_code", "reason", "statistics",
         "discoveries", "never_found", "details", "scenario", "master", "bounds",
-        "stopped_by", "examples_missing",
+        "stopped_by", "examples_missing", "exhaustive",
     }  # fmt: skip
     assert document["schema_version"] == SCHEMA_VERSION
     assert (document["engine"], document["outcome"], document["exit_code"]) == ("local", "violation", 1)
@@ -125,3 +125,19 @@ def test_final_statistics_lines_use_tlc_vocabulary() -> None:
     assert lines[1] == "The depth of the complete state graph search is 28."
     assert lines[2].startswith("The probability of a fingerprint collision (calculated, optimistic): ")
     assert lines[3] == "Finished in 2.0s: 84,464 distinct states per second."
+
+
+def test_a_sampling_explorer_is_never_called_an_exhaustive_search() -> None:
+    """Random walks: no "complete state graph search", no queue, no vacuity warning, and JSON says exhaustive false."""
+    from explorer.simulation import SimulationOptions, run_simulation
+
+    model = KafkaControllerToy(MC_STUCK)
+    result = run_simulation(model, SimulationOptions(walks=4, depth=3, seed=0))
+    traces = {d.property: replay(model, d) for d in result.discoveries}
+    text = render_text(result, traces)
+    assert not result.exhaustive
+    assert "complete state graph search" not in text
+    assert "left on queue" not in text
+    assert "vacuous" not in text
+    assert "not an exhaustive search" in text
+    assert json.loads(json.dumps(render_json(result, traces)))["exhaustive"] is False
