@@ -241,20 +241,23 @@ def quiescent(s: ClusterState) -> bool:
 
 
 @register("queued_deletion_finishes_when_brokers_alive", ALWAYS, "quiescence",
-          "when the controller is idle, no topic queued for deletion (and not marked ineligible) has all "
-          "its replicas' brokers alive")
+          "when the controller is idle, no topic queued for deletion has all its replicas' brokers alive, "
+          "unless its deletion began and was halted by a failed StopReplica (Kafka's deliberate wait)")
 def _queued_deletion_finishes(scenario: Scenario) -> Check:
-    """Topics in ``topicsIneligibleForDeletion`` are exempt: after a live broker failed a
-    StopReplica, Kafka waits on purpose for that broker to restart (or for a controller failover)
-    before it retries ("Not retrying deletion of topic … since it is marked ineligible for
-    deletion"). A dead broker's ineligibility is cleared by its restart, so with every broker
-    alive an ineligible topic is always one of those deliberate waits."""
+    """One wait is deliberate and exempt: after a live broker failed a StopReplica(delete=true)
+    (KAFKA_STORAGE_ERROR), Kafka marks the topic ineligible and does not retry until that broker
+    restarts or a controller failover ("Not retrying deletion of topic … since it is marked
+    ineligible"). Such a topic is ineligible *and* its deletion has begun: some replica has left
+    OnlineReplica / NewReplica. A topic that is marked ineligible while its deletion never began,
+    with every broker alive, is not such a wait: it is the stale mark ``completeDeleteTopic``
+    leaves behind for a later topic of the same name, and it is reported."""
+    waiting_states = {ReplicaState.OnlineReplica, ReplicaState.NewReplica}
 
     def check(s: ClusterState) -> dict[str, Any] | None:
         if not quiescent(s):
             return None
         queued = set(s.controller.topics_to_be_deleted) | set(s.zk.delete_topics)
-        queued -= set(s.controller.topics_ineligible_for_deletion)
+        ineligible = set(s.controller.topics_ineligible_for_deletion)
         alive = {b.id for b in s.brokers if b.alive}
         states = dict(s.controller.replica_states)
         for topic in sorted(queued):
@@ -262,10 +265,15 @@ def _queued_deletion_finishes(scenario: Scenario) -> Check:
             if parts is None:
                 continue
             brokers = {b for reps in parts for b in reps}
-            if brokers <= alive:
-                return {"topic": topic, "replica_states": {
-                    f"{topic}-{p}@{b}": states.get((topic, p, b), ReplicaState.NonExistentReplica).name
-                    for p, reps in enumerate(parts) for b in reps}}
+            if not brokers <= alive:
+                continue
+            replica_states = {(topic, p, b): states.get((topic, p, b), ReplicaState.NonExistentReplica)
+                              for p, reps in enumerate(parts) for b in reps}
+            began = any(st not in waiting_states for st in replica_states.values())
+            if topic in ineligible and began:
+                continue
+            return {"topic": topic, "ineligible": topic in ineligible, "deletion_began": began,
+                    "replica_states": {_replica(r): st.name for r, st in replica_states.items()}}
         return None
 
     return check

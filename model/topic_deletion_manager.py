@@ -136,7 +136,17 @@ def start_replica_deletion(step: Step, replicas: list[Replica]) -> None:
 
 
 def complete_delete_topic(step: Step, topic: str) -> None:
-    """``completeDeleteTopic``: forget the topic in the controller and remove it from ZooKeeper."""
+    """``completeDeleteTopic``: forget the topic in the controller and remove it from ZooKeeper.
+
+    Kafka (``TopicDeletionManager.completeDeleteTopic``, 2.0 – 2.3, and ``ControllerContext.removeTopic``
+    2.3) removes the topic from ``topicsToBeDeleted`` and (2.1+) ``topicsWithDeletionStarted`` but never
+    from ``topicsIneligibleForDeletion``: a mark set while the deletion was under way (for instance by
+    ``failReplicaDeletion`` on a broker failure, whose transition of an already successful replica is
+    invalid but whose mark is not) outlives the topic. Only ``resumeDeletionForTopics`` clears marks,
+    and it ignores topics that are not queued, so a topic re-created under the same name and then
+    deleted stays ineligible until a broker hosting one of its replicas starts (or a controller
+    failover rebuilds the set).
+    """
     succeeded = step.replicas_in_state(topic, R.ReplicaDeletionSuccessful)
     replica_state_machine.handle_state_changes(step, succeeded, R.NonExistentReplica)
     partitions = step.partitions_for_topic(topic)
@@ -145,7 +155,6 @@ def complete_delete_topic(step: Step, topic: str) -> None:
         partition_state_machine.handle_state_changes(step, partitions, PartitionState.NonExistentPartition)
     step.topics_to_be_deleted.discard(topic)
     step.topics_with_deletion_started.discard(topic)
-    step.topics_ineligible_for_deletion.discard(topic)
     step.completed_deletions.append(topic)
     # zkClient.deleteTopicZNode / deleteTopicConfigs / deleteTopicDeletions: the topic's znodes
     # (with its partition-state znodes) go; both deletions fire the controller's child watches.

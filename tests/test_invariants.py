@@ -312,11 +312,23 @@ def test_quiescence_property_fires_only_when_the_controller_is_idle(name: str, b
     assert check(attrs.evolve(idle, channels=((2, (WAITING_REQUEST,)),))) is None
 
 
-def test_ineligible_topic_is_exempt_from_the_deletion_quiescence_property() -> None:
-    """A queued topic marked ineligible (Kafka waits on purpose for a restart) is not reported."""
+def test_ineligible_topic_whose_deletion_began_is_exempt_from_the_deletion_quiescence_property() -> None:
+    """A queued topic marked ineligible after its deletion began (a failed StopReplica: Kafka waits on purpose
+    for a restart) is not reported."""
     scenario = scenario_of(SCENARIO)
     s = set_controller(initial_of(scenario), topics_to_be_deleted=("t",), topics_ineligible_for_deletion=("t",))
+    s = set_replica_state(set_replica_state(s, T0_0, R.OfflineReplica), T0_1, R.ReplicaDeletionSuccessful)
     assert check_of("queued_deletion_finishes_when_brokers_alive", scenario)(s) is None
+
+
+def test_stale_ineligible_mark_on_a_topic_whose_deletion_never_began_is_reported() -> None:
+    """A queued topic marked ineligible whose replicas are all still OnlineReplica, with every broker alive, is
+    the stale mark completeDeleteTopic leaves for a re-created topic (correction 1), and is reported."""
+    scenario = scenario_of(SCENARIO)
+    s = set_controller(initial_of(scenario), topics_to_be_deleted=("t",), topics_ineligible_for_deletion=("t",))
+    found = check_of("queued_deletion_finishes_when_brokers_alive", scenario)(s)
+    assert found is not None
+    assert (found["topic"], found["ineligible"], found["deletion_began"]) == ("t", True, False)
 
 
 def test_deletion_quiescence_property_ignores_topics_with_a_dead_replica() -> None:

@@ -651,3 +651,24 @@ def test_topic_created_while_its_brokers_are_down_waits_for_one_to_return() -> N
     assert isinstance(request, Request)
     s = settle(model, s)
     assert s.broker(1).partitions == (HostedPartition(("t", 0), 0, 1),)
+
+
+# ---- correction 1: completeDeleteTopic keeps topicsIneligibleForDeletion ----------------------------------------
+
+
+def test_complete_delete_topic_keeps_a_stale_ineligible_mark() -> None:
+    """TopicDeletionManager.completeDeleteTopic (2.3) leaves topicsIneligibleForDeletion alone: a broker failure
+    after its replica's deletion succeeded marks the topic ineligible (the Successful -> Ineligible transition is
+    invalid, the mark is not), and the mark outlives the topic once the other replica succeeds."""
+    model = deletion()
+    s = process(model, take(model, initial(model), "AdminDeleteTopic", topic="t"))
+    s = process(model, apply_all(model, s, 0))
+    assert replica_state(s, "t", 0, 0) is R.ReplicaDeletionSuccessful
+    s = process(model, take(model, s, "BrokerFailure", 0))
+    assert s.log.illegal_transitions == ((("t", 0, 0), R.ReplicaDeletionSuccessful, R.ReplicaDeletionIneligible),)
+    assert s.controller.topics_ineligible_for_deletion == ("t",)
+    s = process(model, apply_all(model, s, 1))
+    assert s.log.completed_deletions == ("t",)
+    assert s.zk.topic_assignment("t") is None
+    assert s.controller.topics_to_be_deleted == ()
+    assert s.controller.topics_ineligible_for_deletion == ("t",)
