@@ -579,16 +579,17 @@ def test_request_for_an_earlier_incarnation_is_rejected() -> None:
     assert s.channel(1) == ()
 
 
-def test_rejected_stop_replica_delete_comes_back_as_an_error_response() -> None:
-    """Kafka 2.2+: a StopReplica(delete=true) rejected for a stale broker epoch is reported to the controller
-    as a failed deletion, and the log stays."""
+def test_rejected_stop_replica_delete_produces_no_deletion_event() -> None:
+    """Kafka 2.2+: a StopReplica(delete=true) rejected for a stale broker epoch is answered with an empty error
+    map, so no TopicDeletionStopReplicaResponseReceived follows (2.3 ControllerChannelManager
+    stopReplicaPartitionDeleteResponseCallback), and the log stays."""
     model = deletion()
     s = process(model, take(model, initial(model), "AdminDeleteTopic", topic="t"))
     s = take(model, take(model, s, "BrokerFailure", 1), "BrokerStartup", 1)
     s = apply_all(model, s, 1)
     assert s.broker(1).logs == (("t", 0),)
-    assert ControllerEvent(EventKind.TopicDeletionStopReplicaResponseReceived, 1, ("t", 0), True) \
-        in s.controller.events
+    assert s.controller.events == (BROKER_CHANGE,)
+    assert replica_state(s, "t", 0, 1) is R.ReplicaDeletionStarted
 
 
 # ---- KAFKA-6650 ------------------------------------------------------------------------------------------------

@@ -31,25 +31,25 @@ class Pinned:
 
 
 PINNED: dict[str, Pinned] = {
-    "default": Pinned(Outcome.OK, distinct=191385, generated=483949, depth=32, queue=0, discoveries={
+    "default": Pinned(Outcome.OK, distinct=144352, generated=370570, depth=29, queue=0, discoveries={
         "sometimes_leader_reelected": 2, "sometimes_deletion_retried": 10, "sometimes_deletion_completes": 13}),
     "delete-disabled": Pinned(Outcome.OK, distinct=144, generated=267, depth=10, queue=0,
                               discoveries={"sometimes_leader_reelected": 2},
                               never_found=("sometimes_deletion_completes", "sometimes_deletion_retried")),
-    "deletion-3brokers": Pinned(Outcome.OK, distinct=7425, generated=16314, depth=24, queue=0, discoveries={
+    "deletion-3brokers": Pinned(Outcome.OK, distinct=5993, generated=13465, depth=22, queue=0, discoveries={
         "sometimes_leader_reelected": 2, "sometimes_deletion_retried": 10, "sometimes_deletion_completes": 11}),
-    "kafka-6650": Pinned(Outcome.VIOLATION, distinct=11776, generated=27501, depth=13, queue=1899,
+    "kafka-6650": Pinned(Outcome.VIOLATION, distinct=11414, generated=26983, depth=13, queue=1685,
                          discoveries={"queued_deletion_finishes_when_brokers_alive": 12}),
     "kafka-7235": Pinned(Outcome.VIOLATION, distinct=30, generated=35, depth=4, queue=10,
                          discoveries={"live_brokers_host_their_replicas": 3}),
     "planted-complete-on-first-success": Pinned(
         Outcome.VIOLATION, distinct=127, generated=196, depth=5, queue=52,
         discoveries={"deletion_completes_only_when_all_replicas_succeeded": 5}),
-    "racks": Pinned(Outcome.OK, distinct=14081, generated=35365, depth=29, queue=0, discoveries={
+    "racks": Pinned(Outcome.OK, distinct=12283, generated=31352, depth=25, queue=0, discoveries={
         "sometimes_leader_reelected": 4, "sometimes_deletion_retried": 14, "sometimes_deletion_completes": 18}),
-    "stale-deletion-response": Pinned(Outcome.VIOLATION, distinct=6211, generated=13648, depth=13, queue=735,
+    "stale-deletion-response": Pinned(Outcome.VIOLATION, distinct=5366, generated=12098, depth=13, queue=514,
                                       discoveries={"deletion_completes_only_when_all_replicas_succeeded": 13}),
-    "stray-log-after-deletion": Pinned(Outcome.VIOLATION, distinct=66495, generated=166579, depth=19, queue=3818,
+    "stray-log-after-deletion": Pinned(Outcome.VIOLATION, distinct=46860, generated=122027, depth=19, queue=990,
                                        discoveries={"no_stray_logs_when_idle": 18}),
     "unclean-election": Pinned(Outcome.OK, distinct=1124, generated=2744, depth=13, queue=0,
                                discoveries={"sometimes_leader_reelected": 2}),
