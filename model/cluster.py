@@ -65,17 +65,17 @@ class EventKind(enum.IntEnum):
 @attrs.frozen
 class ControllerEvent:
     kind: EventKind
-    broker: int = -1  # for StopReplica responses: the replica's broker
-    partition: TopicPartition = ("", -1)  # for StopReplica responses
-    error: bool = False  # for StopReplica responses: an error code other than NONE
+    broker: int = -1  # for StopReplica responses: the responding broker
+    partitions: tuple[TopicPartition, ...] = ()  # for StopReplica responses: the partitions answered
+    error: bool = False  # for StopReplica responses: KAFKA_STORAGE_ERROR for every partition answered
     # For StopReplica responses, the epoch of the broker incarnation that answered: a report's
     # annotation (Kafka's response carries none), not part of the state (not encoded or compared).
     broker_epoch: int = attrs.field(default=-1, eq=False)
 
     def describe(self) -> str:
         if self.kind is EventKind.TopicDeletionStopReplicaResponseReceived:
-            t, p = self.partition
-            return (f"TopicDeletionStopReplicaResponseReceived(broker={self.broker}, {t}-{p}, "
+            parts = ", ".join(partition_name(tp) for tp in self.partitions)
+            return (f"TopicDeletionStopReplicaResponseReceived(broker={self.broker}, [{parts}], "
                     f"error={'KAFKA_STORAGE_ERROR' if self.error else 'NONE'})")
         return self.kind.name
 
@@ -301,8 +301,10 @@ class Codec:
         for ev in c.events:
             w(ev.kind)
             w(ev.broker)
-            w(ti[ev.partition[0]])
-            w(ev.partition[1])
+            w(len(ev.partitions))
+            for t, p in ev.partitions:
+                w(ti[t])
+                w(p)
             w(ev.error)
         w(len(s.brokers))
         for br in s.brokers:
@@ -393,7 +395,8 @@ class Codec:
         pstates = tuple((tp(), PartitionState(nxt())) for _ in range(nxt()))
         rstates = tuple(((topics[nxt()], nxt(), nxt()), ReplicaState(nxt())) for _ in range(nxt()))
         name_sets = [tuple(topics[nxt()] for _ in range(nxt())) for _ in range(3)]
-        events = tuple(ControllerEvent(EventKind(nxt()), nxt(), tp(), bool(nxt())) for _ in range(nxt()))
+        events = tuple(ControllerEvent(EventKind(nxt()), nxt(), tuple(tp() for _ in range(nxt())), bool(nxt()))
+                       for _ in range(nxt()))
         controller = ControllerState(epoch, live, assignments, leadership, pstates, rstates,
                                      name_sets[0], name_sets[1], name_sets[2], events)
         brokers = []

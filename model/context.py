@@ -7,9 +7,8 @@ turns it back into a canonical frozen value. Nothing outlives a step.
 
 ``Step`` also plays ``ControllerBrokerRequestBatch`` (``controller/ControllerChannelManager.scala``):
 requests are accumulated per broker during one ``handleStateChanges`` call and appended to the
-broker channels by :meth:`Step.send_requests_to_brokers`, LeaderAndIsr first, then the grouped
-StopReplica(delete=false), then one StopReplica(delete=true) per partition (2.0–2.3 send these one
-by one, each with the deletion callback).
+broker channels by :meth:`Step.send_requests_to_brokers` in Kafka's order for the scenario's
+version (see there).
 """
 
 from __future__ import annotations
@@ -163,10 +162,19 @@ class Step:
     def send_requests_to_brokers(self) -> None:
         """``sendRequestsToBrokers``: hand the batch to the live brokers' channels.
 
+        Per broker, LeaderAndIsr first, then StopReplica. Kafka 2.3 (KAFKA-8294,
+        ``sendStopReplicaRequests``) sends one StopReplica(delete=true) for all the partitions being
+        deleted, *before* one StopReplica(delete=false) for the others; each delete=true response goes
+        through the deletion callback. Kafka 2.0 – 2.2 send one grouped StopReplica(delete=false), then
+        one StopReplica(delete=true) per partition, each with its own callback; the grouped request is
+        sent even when it names no partition, which the model leaves out (an empty StopReplica changes
+        nothing on the broker).
+
         Requests for brokers the controller has no channel for (not live) are dropped, as
         ``ControllerChannelManager.sendRequest`` drops them with a warning.
         """
         no_epochs = self.scenario.bug("KAFKA_7235")
+        batched_deletes = self.scenario.version >= (2, 3)
         for b in sorted(set(self._leader_and_isr) | set(self._stop_replica) | set(self._stop_replica_delete)):
             if b not in self.live_brokers:
                 continue
@@ -177,12 +185,21 @@ class Step:
                 queue.append(Request(RequestKind.LeaderAndIsr, self.epoch, broker_epoch,
                                      leader_states=tuple(states[tp] for tp in sorted(states))))
             stops = self._stop_replica.get(b)
-            if stops:
-                queue.append(Request(RequestKind.StopReplica, self.epoch, broker_epoch,
-                                     partitions=tuple(sorted(stops)), delete_partitions=False))
-            for tp in self._stop_replica_delete.get(b, []):
-                queue.append(Request(RequestKind.StopReplica, self.epoch, broker_epoch,
-                                     partitions=(tp,), delete_partitions=True))
+            deletes = self._stop_replica_delete.get(b, [])
+            if batched_deletes:
+                if deletes:
+                    queue.append(Request(RequestKind.StopReplica, self.epoch, broker_epoch,
+                                         partitions=tuple(sorted(deletes)), delete_partitions=True))
+                if stops:
+                    queue.append(Request(RequestKind.StopReplica, self.epoch, broker_epoch,
+                                         partitions=tuple(sorted(stops)), delete_partitions=False))
+            else:
+                if stops:
+                    queue.append(Request(RequestKind.StopReplica, self.epoch, broker_epoch,
+                                         partitions=tuple(sorted(stops)), delete_partitions=False))
+                for tp in deletes:
+                    queue.append(Request(RequestKind.StopReplica, self.epoch, broker_epoch,
+                                         partitions=(tp,), delete_partitions=True))
         self._leader_and_isr.clear()
         self._stop_replica.clear()
         self._stop_replica_delete.clear()

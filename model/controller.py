@@ -136,8 +136,10 @@ def process_topic_deletion(step: Step) -> None:
 
 
 def process_topic_deletion_stop_replica_response(step: Step, event: ControllerEvent) -> None:
-    replica = (event.partition[0], event.partition[1], event.broker)
+    """``TopicDeletionStopReplicaResponseReceived.process`` (2.3: one event per response, for every
+    partition it answered): replicas in error fail their deletion, then the others complete."""
+    replicas = [(t, p, event.broker) for t, p in event.partitions]
     if event.error:
-        topic_deletion_manager.fail_replica_deletion(step, [replica])
+        topic_deletion_manager.fail_replica_deletion(step, replicas)
     else:
-        topic_deletion_manager.complete_replica_deletion(step, [replica])
+        topic_deletion_manager.complete_replica_deletion(step, replicas)

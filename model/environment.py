@@ -61,11 +61,26 @@ def broker_apply_request(step: Step, broker: int, *, storage_error: bool = False
     else:
         step.brokers[broker] = _stop_replicas(b, request, storage_error)
     if request.kind is RequestKind.StopReplica and request.delete_partitions and not stale:
-        # The deletion callback: TopicDeletionStopReplicaResponseReceived joins the event queue.
-        for tp in request.partitions:
-            step.events.append(ControllerEvent(EventKind.TopicDeletionStopReplicaResponseReceived,
-                                               broker, tp, storage_error, b.epoch))
+        _deletion_callback(step, broker, request, storage_error)
     return request
+
+
+def _deletion_callback(step: Step, broker: int, request: Request, storage_error: bool) -> None:
+    """The StopReplica(delete=true) response callback: TopicDeletionStopReplicaResponseReceived joins
+    the controller's queue.
+
+    Kafka 2.3 (``stopReplicaPartitionDeleteResponseCallback``, ``ControllerChannelManager``) keeps only
+    the partitions whose topic is in ``topicsWithDeletionStarted`` when the response arrives, and sends
+    nothing if none is left; 2.0 – 2.2 pass every response of a deletion request to the event, whose
+    processing ignores topics no longer queued. The model reads the controller's set when the broker
+    answers (the response's arrival is the broker's step, see the module docstring).
+    """
+    partitions = request.partitions
+    if step.scenario.version >= (2, 3):
+        partitions = tuple(tp for tp in partitions if tp[0] in step.topics_with_deletion_started)
+    if partitions:
+        step.events.append(ControllerEvent(EventKind.TopicDeletionStopReplicaResponseReceived,
+                                           broker, partitions, storage_error, step.brokers[broker].epoch))
 
 
 def _stale(step: Step, b: BrokerState, request: Request) -> str:

@@ -402,11 +402,13 @@ def deletion(replicas: str = "[[0, 1]]", version: str = "2.3", enabled: bool = T
     return model_of(DELETION.format(replicas=replicas, version=version, enabled=str(enabled).lower()))
 
 
-def test_deletion_happy_path() -> None:
-    """AdminDeleteTopic -> TopicDeletion moves each replica Offline then ReplicaDeletionStarted, queues
-    StopReplica(delete=false) then one StopReplica(delete=true) per partition, and the last successful response
-    removes the topic from ZooKeeper, the controller and the brokers' disks."""
-    model = deletion(replicas="[[0, 1], [1, 0]]")
+@pytest.mark.parametrize("version", ["2.3", "2.2"])
+def test_deletion_happy_path(version: str) -> None:
+    """AdminDeleteTopic -> TopicDeletion moves each replica Offline then ReplicaDeletionStarted and queues
+    StopReplica(delete=false) then StopReplica(delete=true): one per broker answered by one event in 2.3
+    (KAFKA-8294), one per partition in 2.2; the last successful response removes the topic from ZooKeeper, the
+    controller and the brokers' disks."""
+    model = deletion(replicas="[[0, 1], [1, 0]]", version=version)
     s = take(model, initial(model), "AdminDeleteTopic", topic="t")
     assert s.zk.delete_topics == ("t",)
     assert s.controller.events == (ControllerEvent(EventKind.TopicDeletion),)
@@ -417,23 +419,25 @@ def test_deletion_happy_path() -> None:
             (R.OnlineReplica, R.OfflineReplica), (R.OfflineReplica, R.ReplicaDeletionStarted)]
         assert replica_state(s, *r) is R.ReplicaDeletionStarted
     assert s.controller.topics_to_be_deleted == ("t",)
+    both = (("t", 0), ("t", 1))
+    per_response = [both] if version == "2.3" else [(("t", 0),), (("t", 1),)]
     for broker in (0, 1):
         assert [(rq.kind, rq.delete_partitions, rq.partitions) for rq in s.channel(broker)] == [
-            (RequestKind.StopReplica, False, (("t", 0), ("t", 1))),
-            (RequestKind.StopReplica, True, (("t", 0),)),
-            (RequestKind.StopReplica, True, (("t", 1),)),
+            (RequestKind.StopReplica, False, both),
+            *((RequestKind.StopReplica, True, parts) for parts in per_response),
         ]
     s = apply_all(model, apply_all(model, s, 0), 1)
     assert [b.logs for b in s.brokers] == [(), ()]
     assert s.controller.events == tuple(
-        ControllerEvent(EventKind.TopicDeletionStopReplicaResponseReceived, b, ("t", p), False)
-        for b in (0, 1) for p in (0, 1))
+        ControllerEvent(EventKind.TopicDeletionStopReplicaResponseReceived, b, parts, False)
+        for b in (0, 1) for parts in per_response)
     responses = s.controller.events
     for i, response in enumerate(responses):
         s = process(model, s)
         last = i == len(responses) - 1
-        assert replica_state(s, "t", response.partition[1], response.broker) is (
-            R.NonExistentReplica if last else R.ReplicaDeletionSuccessful)
+        for t, p in response.partitions:
+            assert replica_state(s, t, p, response.broker) is (
+                R.NonExistentReplica if last else R.ReplicaDeletionSuccessful)
         assert (s.zk.topic_assignment("t") is None) == last
     assert s.log.completed_deletions == ("t",)
     assert s.zk.topics == () and s.zk.partitions == () and s.zk.delete_topics == ()
@@ -490,7 +494,7 @@ def test_storage_error_makes_the_topic_wait_for_the_brokers_restart() -> None:
     s = take(model, s, "BrokerApplyRequest", 0)  # StopReplica(delete=false)
     s = take(model, s, "BrokerFailsStopReplica", 0)
     assert s.controller.events == (
-        ControllerEvent(EventKind.TopicDeletionStopReplicaResponseReceived, 0, ("t", 0), True),)
+        ControllerEvent(EventKind.TopicDeletionStopReplicaResponseReceived, 0, (("t", 0),), True),)
     assert s.broker(0).logs == (("t", 0),)
     s = process(model, s)
     assert replica_state(s, "t", 0, 0) is R.ReplicaDeletionIneligible

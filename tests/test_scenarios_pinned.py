@@ -31,8 +31,8 @@ class Pinned:
 
 
 PINNED: dict[str, Pinned] = {
-    "default": Pinned(Outcome.OK, distinct=144352, generated=370570, depth=29, queue=0, discoveries={
-        "sometimes_leader_reelected": 2, "sometimes_deletion_retried": 10, "sometimes_deletion_completes": 13}),
+    "default": Pinned(Outcome.OK, distinct=53585, generated=135693, depth=27, queue=0, discoveries={
+        "sometimes_leader_reelected": 2, "sometimes_deletion_retried": 10, "sometimes_deletion_completes": 11}),
     "delete-disabled": Pinned(Outcome.OK, distinct=144, generated=267, depth=10, queue=0,
                               discoveries={"sometimes_leader_reelected": 2},
                               never_found=("sometimes_deletion_completes", "sometimes_deletion_retried")),
@@ -45,11 +45,11 @@ PINNED: dict[str, Pinned] = {
     "planted-complete-on-first-success": Pinned(
         Outcome.VIOLATION, distinct=127, generated=196, depth=5, queue=52,
         discoveries={"deletion_completes_only_when_all_replicas_succeeded": 5}),
-    "racks": Pinned(Outcome.OK, distinct=12283, generated=31352, depth=25, queue=0, discoveries={
-        "sometimes_leader_reelected": 4, "sometimes_deletion_retried": 14, "sometimes_deletion_completes": 18}),
+    "racks": Pinned(Outcome.OK, distinct=7199, generated=18391, depth=23, queue=0, discoveries={
+        "sometimes_leader_reelected": 4, "sometimes_deletion_retried": 14, "sometimes_deletion_completes": 16}),
     "stale-deletion-response": Pinned(Outcome.VIOLATION, distinct=5366, generated=12098, depth=13, queue=514,
                                       discoveries={"deletion_completes_only_when_all_replicas_succeeded": 13}),
-    "stray-log-after-deletion": Pinned(Outcome.VIOLATION, distinct=46860, generated=122027, depth=19, queue=990,
+    "stray-log-after-deletion": Pinned(Outcome.VIOLATION, distinct=46142, generated=121063, depth=19, queue=718,
                                        discoveries={"no_stray_logs_when_idle": 18}),
     "unclean-election": Pinned(Outcome.OK, distinct=1124, generated=2744, depth=13, queue=0,
                                discoveries={"sometimes_leader_reelected": 2}),
