@@ -358,6 +358,34 @@ def _no_stray_logs(scenario: Scenario) -> Check:
     return check
 
 
+@register("metadata_caches_current_when_idle", ALWAYS, "quiescence",
+          "when the controller is idle, every live broker's metadata cache holds the leader and leader epoch "
+          "ZooKeeper holds for every partition (of a topic not being deleted) that has a leader and ISR")
+def _metadata_caches_current(scenario: Scenario) -> Check:
+    """What clients see: ``MetadataCache`` answers Metadata requests, and since KIP-320 (2.1) clients
+    fence on the cached leader epoch. UpdateMetadata requests carry the controller's cached
+    leadership, so a controller whose cache lags ZooKeeper (KAFKA-9212) spreads the lag."""
+
+    def check(s: ClusterState) -> dict[str, Any] | None:
+        if not quiescent(s):
+            return None
+        deleting = set(s.controller.topics_to_be_deleted) | set(s.zk.delete_topics)
+        for b in s.brokers:
+            if not b.alive:
+                continue
+            for tp, lai in s.zk.partitions:
+                if tp[0] in deleting:
+                    continue
+                cached = b.cached(tp)
+                if cached is None or (cached.leader, cached.leader_epoch) != (lai.leader, lai.leader_epoch):
+                    return {"broker": b.id, "partition": _tp(tp), "zookeeper": lai.describe(),
+                            "metadata_cache": "absent" if cached is None else
+                            f"leader={cached.leader} leaderEpoch={cached.leader_epoch}"}
+        return None
+
+    return check
+
+
 # ---------------------------------------------------------------------------------------------
 # sometimes: the scenario is not vacuous
 # ---------------------------------------------------------------------------------------------

@@ -10,15 +10,18 @@ states are equal values and encode to equal bytes. The four parts follow DESIGN.
 * :class:`ControllerState` is the active controller's ``ControllerContext`` (its cache), the
   deletion manager's sets and the ``ControllerEventManager`` queue.
 * :class:`BrokerState` is what each broker believes: its ``ReplicaManager`` partitions (leader
-  epoch and leader it last accepted) and the logs on its disks.
+  epoch and leader it last accepted), its ``MetadataCache`` (live brokers, and the leader and leader
+  epoch of each partition, as UpdateMetadata requests told it) and the logs on its disks.
 * ``channels`` are the ``ControllerChannelManager`` per-broker request queues: requests sent and
   not yet applied by the broker.
 
 Deviations, on purpose: a broker epoch is the count of the broker's registrations, not the czxid
 of its znode (the controller only compares epochs of one broker id, so a per-broker counter orders
-them the same way); UpdateMetadata requests and the brokers' metadata caches are not modelled (no
-property reads them yet); the controller runs on a host that does not fail (failover comes with
-the controller-failover issue).
+them the same way); an UpdateMetadata request and a broker's metadata cache carry, of each
+partition's ``UpdateMetadataRequest.PartitionState``, only the leader and the leader epoch (the
+ISR, zkVersion, replicas and offline replicas are not modelled: nothing in the model reads them
+from a cache); the controller runs on a host that does not fail (failover comes with the
+controller-failover issue).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ TopicPartition = tuple[str, int]
 Replica = tuple[str, int, int]  # (topic, partition, broker): Kafka's PartitionAndReplica
 
 NO_LEADER = -1  # LeaderAndIsr.NoLeader
+LEADER_DURING_DELETE = -2  # LeaderAndIsr.LeaderDuringDelete: UpdateMetadata for a topic being deleted
 
 
 @attrs.frozen
@@ -83,6 +87,7 @@ class ControllerEvent:
 class RequestKind(enum.IntEnum):
     LeaderAndIsr = 1
     StopReplica = 2
+    UpdateMetadata = 3
 
 
 @attrs.frozen
@@ -98,6 +103,16 @@ class PartitionLeaderState:
 
 
 @attrs.frozen
+class MetadataPartitionState:
+    """A partition's leader and leader epoch, as an UpdateMetadata request carries them and a
+    broker's ``MetadataCache`` keeps them (``UpdateMetadataRequest.PartitionState``, in part)."""
+
+    partition: TopicPartition
+    leader: int  # LEADER_DURING_DELETE in a request: remove the partition from the cache
+    leader_epoch: int
+
+
+@attrs.frozen
 class Request:
     """A controller-to-broker request waiting in the broker's channel."""
 
@@ -107,6 +122,8 @@ class Request:
     leader_states: tuple[PartitionLeaderState, ...] = ()  # LeaderAndIsr
     partitions: tuple[TopicPartition, ...] = ()  # StopReplica
     delete_partitions: bool = False  # StopReplica
+    live_brokers: tuple[int, ...] = ()  # UpdateMetadata: the controller's live-or-shutting-down brokers
+    metadata_states: tuple[MetadataPartitionState, ...] = ()  # UpdateMetadata
 
     def describe(self) -> str:
         if self.kind is RequestKind.LeaderAndIsr:
@@ -114,6 +131,10 @@ class Request:
                 f"{s.partition[0]}-{s.partition[1]}: leader={s.leader} epoch={s.leader_epoch} "
                 f"isr={list(s.isr)}{' isNew' if s.is_new else ''}" for s in self.leader_states)
             return f"LeaderAndIsr[{parts}]"
+        if self.kind is RequestKind.UpdateMetadata:
+            parts = ", ".join(f"{partition_name(m.partition)}: leader={m.leader} epoch={m.leader_epoch}"
+                              for m in self.metadata_states)
+            return f"UpdateMetadata(liveBrokers={list(self.live_brokers)})[{parts}]"
         parts = ", ".join(f"{t}-{p}" for t, p in self.partitions)
         return f"StopReplica(deletePartitions={str(self.delete_partitions).lower()})[{parts}]"
 
@@ -135,11 +156,20 @@ class BrokerState:
     controller_epoch: int  # highest controller epoch seen in a request
     partitions: tuple[HostedPartition, ...]  # in memory: lost when the broker dies
     logs: tuple[TopicPartition, ...]  # on disk: survive restarts, removed by StopReplica(delete)
+    metadata_live_brokers: tuple[int, ...] = ()  # MetadataCache: alive brokers (in memory)
+    metadata_partitions: tuple[MetadataPartitionState, ...] = ()  # MetadataCache: by partition (in memory)
 
     def hosted(self, tp: TopicPartition) -> HostedPartition | None:
         for h in self.partitions:
             if h.partition == tp:
                 return h
+        return None
+
+    def cached(self, tp: TopicPartition) -> MetadataPartitionState | None:
+        """The partition's entry in the broker's metadata cache."""
+        for m in self.metadata_partitions:
+            if m.partition == tp:
+                return m
         return None
 
 
@@ -322,6 +352,9 @@ class Codec:
             for t, p in br.logs:
                 w(ti[t])
                 w(p)
+            w(len(br.metadata_live_brokers))
+            out.extend(br.metadata_live_brokers)
+            self._metadata(out, br.metadata_partitions)
         w(len(s.channels))
         for b, queue in s.channels:
             w(b)
@@ -346,6 +379,9 @@ class Codec:
                 for t, p in rq.partitions:
                     w(ti[t])
                     w(p)
+                w(len(rq.live_brokers))
+                out.extend(rq.live_brokers)
+                self._metadata(out, rq.metadata_states)
         bud = s.budget
         w(bud.broker_failures)
         w(bud.stop_replica_errors)
@@ -353,6 +389,14 @@ class Codec:
             w(len(names))
             out.extend(ti[t] for t in names)
         return array("i", out).tobytes()
+
+    def _metadata(self, out: list[int], states: tuple[MetadataPartitionState, ...]) -> None:
+        out.append(len(states))
+        for m in states:
+            out.append(self.topic_index[m.partition[0]])
+            out.append(m.partition[1])
+            out.append(m.leader)
+            out.append(m.leader_epoch)
 
     @staticmethod
     def _lai(out: list[int], lai: LeaderAndIsr) -> None:
@@ -383,6 +427,9 @@ class Codec:
             t = topics[nxt()]
             return (t, nxt())
 
+        def metadata() -> tuple[MetadataPartitionState, ...]:
+            return tuple(MetadataPartitionState(tp(), nxt(), nxt()) for _ in range(nxt()))
+
         zk_brokers = tuple((nxt(), nxt()) for _ in range(nxt()))
         zk_topics = tuple((topics[nxt()], tuple(ints(nxt()) for _ in range(nxt()))) for _ in range(nxt()))
         zk_parts = tuple((tp(), lai()) for _ in range(nxt()))
@@ -404,7 +451,7 @@ class Codec:
             bid, alive, bepoch, cepoch = nxt(), bool(nxt()), nxt(), nxt()
             hosted = tuple(HostedPartition(tp(), nxt(), nxt()) for _ in range(nxt()))
             logs = tuple(tp() for _ in range(nxt()))
-            brokers.append(BrokerState(bid, alive, bepoch, cepoch, hosted, logs))
+            brokers.append(BrokerState(bid, alive, bepoch, cepoch, hosted, logs, ints(nxt()), metadata()))
         channels = []
         for _ in range(nxt()):
             bid = nxt()
@@ -418,7 +465,9 @@ class Codec:
                     reps = ints(nxt())
                     leader_states.append(PartitionLeaderState(part, leader, lepoch, isr, reps, bool(nxt())))
                 parts = tuple(tp() for _ in range(nxt()))
-                queue.append(Request(kind, cepoch, bepoch, tuple(leader_states), parts, delete))
+                live_brokers = ints(nxt())
+                queue.append(Request(kind, cepoch, bepoch, tuple(leader_states), parts, delete, live_brokers,
+                                     metadata()))
             channels.append((bid, tuple(queue)))
         failures, errors = nxt(), nxt()
         created = tuple(topics[nxt()] for _ in range(nxt()))

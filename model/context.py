@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from model.cluster import (
+    LEADER_DURING_DELETE,
     BrokerState,
     Budget,
     ClusterState,
@@ -23,6 +24,7 @@ from model.cluster import (
     ControllerState,
     EventKind,
     LeaderAndIsr,
+    MetadataPartitionState,
     PartitionLeaderState,
     Replica,
     Request,
@@ -66,6 +68,8 @@ class Step:
         self._leader_and_isr: dict[int, dict[TopicPartition, PartitionLeaderState]] = {}
         self._stop_replica: dict[int, list[TopicPartition]] = {}
         self._stop_replica_delete: dict[int, list[TopicPartition]] = {}
+        self._update_metadata_brokers: set[int] = set()
+        self._update_metadata_states: dict[TopicPartition, MetadataPartitionState] = {}
         # the step's state-change log
         self.replica_transitions: list[tuple[Replica, ReplicaState, ReplicaState]] = []
         self.illegal_transitions: list[tuple[Replica, ReplicaState, ReplicaState]] = []
@@ -152,6 +156,7 @@ class Step:
             # addLeaderAndIsrRequestForBrokers: isNew sticks once set for a partition in a batch
             new = is_new or (previous is not None and previous.is_new)
             per_broker[tp] = PartitionLeaderState(tp, lai.leader, lai.leader_epoch, lai.isr, replicas, new)
+        self.add_update_metadata_request(self.live_or_shutting_down(), [tp])
 
     def add_stop_replica_request(self, broker: int, tp: TopicPartition, delete: bool) -> None:
         target = self._stop_replica_delete if delete else self._stop_replica
@@ -159,10 +164,34 @@ class Step:
         if tp not in parts:
             parts.append(tp)
 
+    def add_update_metadata_request(self, brokers: Iterable[int], partitions: Iterable[TopicPartition] | None) -> None:
+        """``addUpdateMetadataRequestForBrokers``: the partitions' leader and epoch from the
+        controller's cache, read now (``LeaderDuringDelete`` for a topic queued for deletion;
+        partitions without leadership are skipped). ``None`` stands for the empty set of Kafka 2.0 –
+        2.1's callers, which there meant every partition with leadership (from 2.2, KAFKA-7537, the
+        callers pass either an explicit set or an empty one that means none).
+        Kafka 2.0 decides "being deleted" by its ``partitionsToBeDeleted``, the model by the topic
+        being queued (the 2.1+ rule)."""
+        self._update_metadata_brokers.update(b for b in brokers if b >= 0)
+        chosen = sorted(self.leadership) if partitions is None else partitions
+        for tp in chosen:
+            lai = self.leadership.get(tp)
+            if lai is None:
+                continue
+            leader = LEADER_DURING_DELETE if self.is_topic_queued_up_for_deletion(tp[0]) else lai.leader
+            self._update_metadata_states[tp] = MetadataPartitionState(tp, leader, lai.leader_epoch)
+
+    def send_update_metadata_request(self, brokers: Iterable[int], partitions: Iterable[TopicPartition] | None) -> None:
+        """``KafkaController.sendUpdateMetadataRequest``: a batch of its own."""
+        self.add_update_metadata_request(brokers, partitions)
+        self.send_requests_to_brokers()
+
     def send_requests_to_brokers(self) -> None:
         """``sendRequestsToBrokers``: hand the batch to the live brokers' channels.
 
-        Per broker, LeaderAndIsr first, then StopReplica. Kafka 2.3 (KAFKA-8294,
+        Per broker, LeaderAndIsr first, then UpdateMetadata, then StopReplica. Every broker named in the
+        UpdateMetadata part gets the same request: the partitions collected, and the live brokers as
+        the controller knows them when it sends. Kafka 2.3 (KAFKA-8294,
         ``sendStopReplicaRequests``) sends one StopReplica(delete=true) for all the partitions being
         deleted, *before* one StopReplica(delete=false) for the others; each delete=true response goes
         through the deletion callback. Kafka 2.0 – 2.2 send one grouped StopReplica(delete=false), then
@@ -175,7 +204,11 @@ class Step:
         """
         no_epochs = self.scenario.bug("KAFKA_7235")
         batched_deletes = self.scenario.version >= (2, 3)
-        for b in sorted(set(self._leader_and_isr) | set(self._stop_replica) | set(self._stop_replica_delete)):
+        metadata = tuple(self._update_metadata_states[tp] for tp in sorted(self._update_metadata_states))
+        live = tuple(sorted(self.live_or_shutting_down()))
+        recipients = (set(self._leader_and_isr) | set(self._stop_replica) | set(self._stop_replica_delete)
+                      | self._update_metadata_brokers)
+        for b in sorted(recipients):
             if b not in self.live_brokers:
                 continue
             broker_epoch = -1 if no_epochs else self.live_brokers[b]
@@ -184,6 +217,9 @@ class Step:
             if states:
                 queue.append(Request(RequestKind.LeaderAndIsr, self.epoch, broker_epoch,
                                      leader_states=tuple(states[tp] for tp in sorted(states))))
+            if b in self._update_metadata_brokers:
+                queue.append(Request(RequestKind.UpdateMetadata, self.epoch, broker_epoch,
+                                     live_brokers=live, metadata_states=metadata))
             stops = self._stop_replica.get(b)
             deletes = self._stop_replica_delete.get(b, [])
             if batched_deletes:
@@ -203,6 +239,8 @@ class Step:
         self._leader_and_isr.clear()
         self._stop_replica.clear()
         self._stop_replica_delete.clear()
+        self._update_metadata_brokers.clear()
+        self._update_metadata_states.clear()
 
     def with_budget(self, budget: Budget) -> None:
         self.budget = budget

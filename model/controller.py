@@ -62,7 +62,16 @@ def process_broker_change(step: Step) -> None:
 
 
 def on_broker_startup(step: Step, new: list[int]) -> None:
-    # UpdateMetadata to the live brokers: not modelled.
+    """``onBrokerStartup``: UpdateMetadata so that every broker learns of the new ones (2.2+, KAFKA-7537:
+    live brokers only to the existing brokers, every partition to the new ones; 2.0 – 2.1: every
+    partition to every live broker), then the new brokers' replicas go Online (LeaderAndIsr), offline
+    partitions are elected, and deletions waiting for these brokers resume."""
+    if step.scenario.version >= (2, 2):
+        existing = sorted(step.live_or_shutting_down() - set(new))
+        step.send_update_metadata_request(existing, [])
+        step.send_update_metadata_request(new, sorted(step.leadership))
+    else:
+        step.send_update_metadata_request(sorted(step.live_or_shutting_down()), None)
     replicas = step.replicas_on_brokers(set(new))
     replica_state_machine.handle_state_changes(step, replicas, ReplicaState.OnlineReplica)
     partition_state_machine.trigger_online_partition_state_change(step)
@@ -86,7 +95,11 @@ def on_replicas_become_offline(step: Step, replicas: list[Replica]) -> None:
     replica_state_machine.handle_state_changes(step, rest, ReplicaState.OfflineReplica)
     if for_deletion:
         topic_deletion_manager.fail_replica_deletion(step, for_deletion)
-    # UpdateMetadata when no partition lost its leader: not modelled.
+    if not without_leader:
+        # No election told the brokers of the dead ones: an UpdateMetadata does (2.2+: live brokers
+        # only, KAFKA-7537; 2.0 – 2.1: with every partition).
+        step.send_update_metadata_request(sorted(step.live_or_shutting_down()),
+                                          [] if step.scenario.version >= (2, 2) else None)
 
 
 def process_topic_change(step: Step) -> None:

@@ -66,6 +66,12 @@ def describe_changes(prev: ClusterState, nxt: ClusterState) -> list[str]:
         out += _diff_map(f"broker {b1.id} partition", ((h.partition, h) for h in b0.partitions),
                          ((h.partition, h) for h in b1.partitions), _tp, _hosted_describer(b1.id))
         out += _diff_set(f"broker {b1.id} logs", b0.logs, b1.logs, _tp)
+        if b0.metadata_live_brokers != b1.metadata_live_brokers:
+            out.append(f"broker {b1.id} metadata cache live brokers: {list(b0.metadata_live_brokers)} -> "
+                       f"{list(b1.metadata_live_brokers)}")
+        out += _diff_map(f"broker {b1.id} metadata cache", ((m.partition, m) for m in b0.metadata_partitions),
+                         ((m.partition, m) for m in b1.metadata_partitions), _tp,
+                         lambda m: f"leader={m.leader} leaderEpoch={m.leader_epoch}")
     ch0, ch1 = dict(prev.channels), dict(nxt.channels)
     for b in sorted(set(ch0) | set(ch1)):
         q0, q1 = ch0.get(b, ()), ch1.get(b, ())

@@ -8,7 +8,10 @@ an admin creates or deletes topics by writing ZooKeeper as ``kafka-topics.sh --z
 Deviations: a broker applies a request and its response reaches the controller's queue in one
 step (Kafka's RequestSendThread would re-send a request whose response was lost, and deleting a
 log twice changes nothing); a StopReplica(delete=true) fails as a whole with KAFKA_STORAGE_ERROR
-when the explorer injects an error.
+when the explorer injects an error. A broker applies an UpdateMetadata as soon as it reaches the
+head of its channel (:func:`apply_update_metadata_at_heads`, run after every step): the request only
+changes that broker's metadata cache, which nothing reads before the broker's next request, so
+giving it a step of its own would add interleavings and no behaviour.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import attrs
 
 from model.cluster import (
+    LEADER_DURING_DELETE,
     BrokerState,
     ControllerEvent,
     EventKind,
@@ -30,7 +34,8 @@ def broker_failure(step: Step, broker: int) -> None:
     """The broker process dies: its ZooKeeper session expires and its ephemeral /brokers/ids
     znode goes; what it held in memory is lost, its logs stay on disk."""
     b = step.brokers[broker]
-    step.brokers[broker] = attrs.evolve(b, alive=False, partitions=(), controller_epoch=0)
+    step.brokers[broker] = attrs.evolve(b, alive=False, partitions=(), controller_epoch=0,
+                                        metadata_live_brokers=(), metadata_partitions=())
     step.zk_brokers.pop(broker, None)
     step.enqueue_once(EventKind.BrokerChange)
     step.budget = attrs.evolve(step.budget, broker_failures=step.budget.broker_failures + 1)
@@ -58,6 +63,8 @@ def broker_apply_request(step: Step, broker: int, *, storage_error: bool = False
         step.messages.append(f"broker {broker} rejects {request.describe()}: {stale}")
     elif request.kind is RequestKind.LeaderAndIsr:
         step.brokers[broker] = _become_leader_or_follower(b, request)
+    elif request.kind is RequestKind.UpdateMetadata:
+        step.brokers[broker] = _update_metadata(b, request)
     else:
         step.brokers[broker] = _stop_replicas(b, request, storage_error)
     if request.kind is RequestKind.StopReplica and request.delete_partitions and not stale:
@@ -114,6 +121,31 @@ def _become_leader_or_follower(b: BrokerState, request: Request) -> BrokerState:
         # else: STALE_CONTROLLER_EPOCH for that partition (leader epoch not newer), ignored
     return attrs.evolve(b, controller_epoch=max(b.controller_epoch, request.controller_epoch),
                         partitions=tuple(hosted[tp] for tp in sorted(hosted)), logs=tuple(sorted(logs)))
+
+
+def _update_metadata(b: BrokerState, request: Request) -> BrokerState:
+    """``ReplicaManager.maybeUpdateMetadataCache`` and ``MetadataCache.updateMetadata`` (2.3): the live
+    brokers are replaced by the request's; each partition state is added or overwritten, without
+    comparing epochs, except ``LeaderDuringDelete``, which removes the partition."""
+    cache = {m.partition: m for m in b.metadata_partitions}
+    for m in request.metadata_states:
+        if m.leader == LEADER_DURING_DELETE:
+            cache.pop(m.partition, None)
+        else:
+            cache[m.partition] = m
+    return attrs.evolve(b, controller_epoch=max(b.controller_epoch, request.controller_epoch),
+                        metadata_live_brokers=request.live_brokers,
+                        metadata_partitions=tuple(cache[tp] for tp in sorted(cache)))
+
+
+def apply_update_metadata_at_heads(step: Step) -> None:
+    """Every live broker applies the UpdateMetadata requests at the head of its channel (see the module
+    docstring for why this is not a step of its own)."""
+    for broker in sorted(step.channels):
+        if not step.brokers[broker].alive:
+            continue
+        while step.channels.get(broker) and step.channels[broker][0].kind is RequestKind.UpdateMetadata:
+            broker_apply_request(step, broker)
 
 
 def _stop_replicas(b: BrokerState, request: Request, storage_error: bool) -> BrokerState:

@@ -108,6 +108,7 @@ class KafkaControllerModel:
             environment.admin_delete_topic(step, action.topic)
         else:
             raise ValueError(f"unknown action {action!r}")
+        environment.apply_update_metadata_at_heads(step)
         return step.freeze()
 
     def properties(self) -> Sequence[Property]:
@@ -154,7 +155,9 @@ def initial_state(scenario: Scenario) -> ClusterState:
     blank = ClusterState(
         zk=ZkState(brokers=registered, topics=(), partitions=(), delete_topics=(), controller_epoch=CONTROLLER_EPOCH),
         controller=ControllerState(CONTROLLER_EPOCH, registered, (), (), (), (), (), (), (), ()),
-        brokers=tuple(BrokerState(b, True, 1, CONTROLLER_EPOCH, (), ()) for b, _ in registered),
+        # The controller's first UpdateMetadata (onControllerFailover) has told every broker who is alive.
+        brokers=tuple(BrokerState(b, True, 1, CONTROLLER_EPOCH, (), (), tuple(i for i, _ in registered))
+                      for b, _ in registered),
         channels=(),
         budget=Budget(),
     )
@@ -166,6 +169,7 @@ def initial_state(scenario: Scenario) -> ClusterState:
     while step.channels:
         broker = min(step.channels)
         environment.broker_apply_request(step, broker)
+    environment.apply_update_metadata_at_heads(step)
     step.events.clear()  # the deletion callbacks of a fresh cluster: none expected
     return attrs.evolve(step.freeze(), log=StepLog())
 

@@ -5,7 +5,7 @@ by broker, each group goes through ``doHandleStateChanges``, and the requests th
 produce are sent at the end of the call. Invalid transitions are logged (as Kafka logs an
 IllegalStateException to the state-change log) and leave the replica's state unchanged.
 
-Deviations: UpdateMetadata requests are not modelled (see ``model/cluster.py``). The ZooKeeper
+Deviations: the ZooKeeper
 conditional writes of ``removeReplicasFromIsr`` cannot meet a BADVERSION here because no other
 writer changes partition-state znodes in this model yet (leader-driven ISR changes arrive with the
 IsrChangeNotification event), so the retry loop is a single pass.
@@ -98,6 +98,8 @@ def _do_handle_state_changes(step: Step, broker: int, replicas: Sequence[Replica
                 step.messages.append(f"replica {_name(r)} has no leadership info and stays "
                                      f"{step.replica_state[r].name} (KAFKA-6650)")
                 continue
+            if step.scenario.version >= (2, 3):
+                step.add_update_metadata_request(step.live_or_shutting_down(), [(r[0], r[1])])
             set_replica_state(step, r, R.OfflineReplica)
     elif target is R.ReplicaDeletionStarted:
         for r in valid:

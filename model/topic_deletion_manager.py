@@ -115,7 +115,9 @@ def on_topic_deletion(step: Step, topics: list[str]) -> None:
             partition_state_machine.handle_state_changes(step, partitions, PartitionState.OfflinePartition)
             partition_state_machine.handle_state_changes(step, partitions, PartitionState.NonExistentPartition)
             step.topics_with_deletion_started.update(unseen)
-    # UpdateMetadata with LeaderDuringDelete (-2) to every live broker: not modelled.
+    # UpdateMetadata with LeaderDuringDelete (-2): the brokers drop the partitions from their caches.
+    partitions = [tp for t in topics for tp in step.partitions_for_topic(t)]
+    step.send_update_metadata_request(sorted(step.live_or_shutting_down()), partitions)
     for topic in topics:
         start_replica_deletion(step, step.replicas_for_topic(topic))
 
