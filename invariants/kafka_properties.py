@@ -306,17 +306,22 @@ def _leader_elected(scenario: Scenario) -> Check:
 
 @register("live_brokers_host_their_replicas", ALWAYS, "quiescence",
           "when the controller is idle, every live broker assigned to a partition (of a topic not being "
-          "deleted, with a leader and ISR) hosts it at the leader epoch and leader ZooKeeper holds")
+          "deleted, with a live leader) hosts it at the leader epoch and leader ZooKeeper holds")
 def _live_brokers_host_replicas(scenario: Scenario) -> Check:
     """The liveness KAFKA-1120 / KAFKA-7235 broke: a broker that bounced before the controller
-    processed the BrokerChange was never sent its LeaderAndIsr, so it hosted nothing."""
+    processed the BrokerChange was never sent its LeaderAndIsr, so it hosted nothing.
+
+    Partitions without a live leader are not judged: a follower refuses a LeaderAndIsr whose leader
+    is not alive in its metadata cache (``ReplicaManager.makeFollowers``, 2.3), NoLeader included, and
+    keeps the leader epoch it had until a leader is elected."""
 
     def check(s: ClusterState) -> dict[str, Any] | None:
         if not quiescent(s):
             return None
         deleting = set(s.controller.topics_to_be_deleted)
+        alive = {b.id for b in s.brokers if b.alive}
         for tp, lai in s.zk.partitions:
-            if tp[0] in deleting:
+            if tp[0] in deleting or lai.leader not in alive:
                 continue
             parts = s.zk.topic_assignment(tp[0])
             if parts is None:

@@ -20,6 +20,7 @@ import attrs
 
 from model.cluster import (
     LEADER_DURING_DELETE,
+    NO_LEADER,
     BrokerState,
     ControllerEvent,
     EventKind,
@@ -109,16 +110,34 @@ def _stale(step: Step, b: BrokerState, request: Request) -> str:
 
 
 def _become_leader_or_follower(b: BrokerState, request: Request) -> BrokerState:
+    """``ReplicaManager.becomeLeaderOrFollower`` (2.3) for each partition of the request.
+
+    A partition whose leader epoch is not newer than the one the broker holds is refused
+    (STALE_CONTROLLER_EPOCH for that partition), as is one that does not list the broker among its
+    replicas (UNKNOWN_TOPIC_OR_PARTITION). ``makeLeaders`` takes the new leadership as it is.
+    ``makeFollowers`` changes the partition only if the leader is among the alive brokers of the
+    broker's metadata cache; otherwise (NoLeader, or a leader the cache does not know) it only creates
+    the local replica and its log ("cannot become follower since the new leader … is unavailable"),
+    and the broker keeps the leader epoch it had: -1 for a partition it did not host before.
+
+    Deviation: for a partition not listing the broker, 2.3 also leaves behind an empty Partition
+    object that ``becomeLeaderOrFollower`` then marks ``OfflinePartition`` (so the broker would answer
+    later LeaderAndIsr for it with KAFKA_STORAGE_ERROR until it restarts); the model creates nothing.
+    """
     hosted = {h.partition: h for h in b.partitions}
     logs = set(b.logs)
     for s in request.leader_states:
         if b.id not in s.replicas:
             continue  # UNKNOWN_TOPIC_OR_PARTITION: not an assigned replica
         current = hosted.get(s.partition)
-        if current is None or s.leader_epoch > current.leader_epoch:
-            hosted[s.partition] = HostedPartition(s.partition, s.leader_epoch, s.leader)
-            logs.add(s.partition)  # getOrCreatePartition / the log is created if missing
-        # else: STALE_CONTROLLER_EPOCH for that partition (leader epoch not newer), ignored
+        if current is not None and s.leader_epoch <= current.leader_epoch:
+            continue  # STALE_CONTROLLER_EPOCH for that partition (leader epoch not newer)
+        logs.add(s.partition)  # getOrCreateReplica: the log is created if missing
+        if s.leader != b.id and s.leader not in b.metadata_live_brokers:
+            if current is None:
+                hosted[s.partition] = HostedPartition(s.partition, -1, NO_LEADER)
+            continue
+        hosted[s.partition] = HostedPartition(s.partition, s.leader_epoch, s.leader)
     return attrs.evolve(b, controller_epoch=max(b.controller_epoch, request.controller_epoch),
                         partitions=tuple(hosted[tp] for tp in sorted(hosted)), logs=tuple(sorted(logs)))
 
@@ -149,17 +168,20 @@ def apply_update_metadata_at_heads(step: Step) -> None:
 
 
 def _stop_replicas(b: BrokerState, request: Request, storage_error: bool) -> BrokerState:
+    """``ReplicaManager.stopReplicas`` / ``stopReplica`` (2.3). The fetchers of every partition named
+    stop; only with ``deletePartitions`` does the broker drop the partition (``allPartitions.remove``)
+    and delete its log. Without it the partition stays hosted, with the leader epoch it had, and its
+    log stays: a later LeaderAndIsr must still carry a newer leader epoch to be applied."""
     if storage_error:
         return attrs.evolve(b, controller_epoch=max(b.controller_epoch, request.controller_epoch))
+    if not request.delete_partitions:
+        return attrs.evolve(b, controller_epoch=max(b.controller_epoch, request.controller_epoch))
     stopped = set(request.partitions)
-    logs = set(b.logs)
-    if request.delete_partitions:
-        logs -= stopped
     return attrs.evolve(
         b,
         controller_epoch=max(b.controller_epoch, request.controller_epoch),
         partitions=tuple(h for h in b.partitions if h.partition not in stopped),
-        logs=tuple(sorted(logs)),
+        logs=tuple(sorted(set(b.logs) - stopped)),
     )
 
 

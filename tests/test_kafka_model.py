@@ -500,7 +500,8 @@ def test_bounced_broker_is_detected_with_broker_epochs() -> None:
 
 def test_bounced_broker_goes_unnoticed_with_kafka_7235() -> None:
     """Kafka 2.1 (KAFKA_7235 on): the controller sees the same broker ids and does nothing, and the new
-    incarnation applies the request queued for the old one."""
+    incarnation applies the request queued for the old one; its metadata cache is empty (no UpdateMetadata since
+    the restart), so makeFollowers finds the leader unavailable and only creates the log (leader epoch -1)."""
     model = three_replicas("2.1")
     assert model.scenario.bug("KAFKA_7235")
     bounced = _bounce_with_request_pending(model)
@@ -509,8 +510,10 @@ def test_bounced_broker_goes_unnoticed_with_kafka_7235() -> None:
     assert s.log.replica_transitions == ()
     assert s.channels == bounced.channels
     assert s.broker(1).partitions == ()  # the restarted broker hosts nothing
+    assert s.broker(1).metadata_live_brokers == ()
     s = take(model, s, "BrokerApplyRequest", 1)
-    assert s.broker(1).partitions == (HostedPartition(("t", 0), 1, 0),)  # the old incarnation's request applied
+    assert s.broker(1).partitions == (HostedPartition(("t", 0), -1, NO_LEADER),)  # the old incarnation's request
+    assert s.broker(1).logs == (("t", 0),)
 
 
 def test_request_for_an_earlier_incarnation_is_rejected() -> None:
@@ -619,3 +622,36 @@ def test_complete_delete_topic_keeps_a_stale_ineligible_mark() -> None:
     assert s.controller.topics_to_be_deleted == ()
     assert s.controller.topics_ineligible_for_deletion == ("t",)
 
+
+# ---- correction 4: the broker side of StopReplica(delete=false) and of an unavailable leader ---------------------
+
+
+def test_stop_replica_without_delete_keeps_the_partition_hosted() -> None:
+    """ReplicaManager.stopReplicas (2.3) with deletePartitions=false only stops the fetchers: the partition stays
+    in allPartitions with its leader epoch, and its log stays."""
+    model = deletion()
+    s = process(model, take(model, initial(model), "AdminDeleteTopic", topic="t"))
+    before = s.broker(1).partitions
+    s = take(model, s, "BrokerApplyRequest", 1)  # StopReplica(delete=false)
+    assert s.broker(1).partitions == before
+    assert s.broker(1).logs == (("t", 0),)
+    s = take(model, s, "BrokerApplyRequest", 1)  # StopReplica(delete=true)
+    assert s.broker(1).partitions == () and s.broker(1).logs == ()
+
+
+def test_follower_keeps_its_epoch_when_the_new_leader_is_unavailable() -> None:
+    """ReplicaManager.makeFollowers (2.3): a LeaderAndIsr naming NoLeader (the leader left an ISR it was the last
+    member of) does not become-follower; the broker keeps leader epoch and leader, and the later election's
+    LeaderAndIsr is applied."""
+    model = two_replicas()
+    s = settle(model, process(model, take(model, initial(model), "BrokerFailure", 1)))
+    assert s.broker(0).hosted(("t", 0)) == HostedPartition(("t", 0), 1, 0)
+    s = process(model, take(model, s, "BrokerStartup", 1))
+    s = settle(model, s)
+    s = process(model, take(model, s, "BrokerFailure", 0))  # leader 0, sole ISR member, dies: NoLeader, epoch 2
+    assert zk_lai(s, "t", 0) == LeaderAndIsr(NO_LEADER, 2, (0,), 2, 1)
+    assert leader_and_isr_sent(s, 1, "t", 0) == [(NO_LEADER, 2)]
+    held = s.broker(1).hosted(("t", 0))
+    assert held == HostedPartition(("t", 0), 1, 0)
+    s = apply_all(model, s, 1)
+    assert s.broker(1).hosted(("t", 0)) == held

@@ -31,25 +31,25 @@ class Pinned:
 
 
 PINNED: dict[str, Pinned] = {
-    "default": Pinned(Outcome.OK, distinct=60191, generated=153028, depth=29, queue=0, discoveries={
+    "default": Pinned(Outcome.OK, distinct=60766, generated=154099, depth=29, queue=0, discoveries={
         "sometimes_leader_reelected": 2, "sometimes_deletion_retried": 10, "sometimes_deletion_completes": 11}),
     "delete-disabled": Pinned(Outcome.OK, distinct=144, generated=267, depth=10, queue=0,
                               discoveries={"sometimes_leader_reelected": 2},
                               never_found=("sometimes_deletion_completes", "sometimes_deletion_retried")),
-    "deletion-3brokers": Pinned(Outcome.OK, distinct=6159, generated=13977, depth=22, queue=0, discoveries={
+    "deletion-3brokers": Pinned(Outcome.OK, distinct=6395, generated=14312, depth=23, queue=0, discoveries={
         "sometimes_leader_reelected": 2, "sometimes_deletion_retried": 10, "sometimes_deletion_completes": 11}),
-    "kafka-6650": Pinned(Outcome.VIOLATION, distinct=18984, generated=44249, depth=13, queue=3116,
+    "kafka-6650": Pinned(Outcome.VIOLATION, distinct=18936, generated=44089, depth=13, queue=3124,
                          discoveries={"queued_deletion_finishes_when_brokers_alive": 12}),
     "kafka-7235": Pinned(Outcome.VIOLATION, distinct=30, generated=35, depth=4, queue=10,
                          discoveries={"live_brokers_host_their_replicas": 3}),
     "planted-complete-on-first-success": Pinned(
         Outcome.VIOLATION, distinct=144, generated=223, depth=5, queue=61,
         discoveries={"deletion_completes_only_when_all_replicas_succeeded": 5}),
-    "racks": Pinned(Outcome.OK, distinct=8600, generated=22436, depth=23, queue=0, discoveries={
+    "racks": Pinned(Outcome.OK, distinct=8650, generated=22540, depth=23, queue=0, discoveries={
         "sometimes_leader_reelected": 4, "sometimes_deletion_retried": 14, "sometimes_deletion_completes": 16}),
-    "stale-deletion-response": Pinned(Outcome.VIOLATION, distinct=8422, generated=18990, depth=13, queue=735,
+    "stale-deletion-response": Pinned(Outcome.VIOLATION, distinct=8465, generated=19065, depth=13, queue=743,
                                       discoveries={"deletion_completes_only_when_all_replicas_succeeded": 13}),
-    "stray-log-after-deletion": Pinned(Outcome.VIOLATION, distinct=106286, generated=277293, depth=20, queue=621,
+    "stray-log-after-deletion": Pinned(Outcome.VIOLATION, distinct=107479, generated=280300, depth=20, queue=594,
                                        discoveries={"no_stray_logs_when_idle": 19}),
     "unclean-election": Pinned(Outcome.OK, distinct=1515, generated=3598, depth=13, queue=0,
                                discoveries={"sometimes_leader_reelected": 2}),
