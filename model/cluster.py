@@ -5,12 +5,13 @@ states are equal values and encode to equal bytes. The four parts follow DESIGN.
 
 * :class:`ZkState` is what survives a controller failover: registered brokers with their broker
   epochs (``/brokers/ids``), topic assignments (``/brokers/topics/<t>``), partition-state znodes
-  (``/brokers/topics/<t>/partitions/<p>/state``), ``/admin/delete_topics`` and
-  ``/controller_epoch``.
+  (``/brokers/topics/<t>/partitions/<p>/state``), ``/admin/delete_topics``, the partitions named
+  under ``/isr_change_notification`` and ``/controller_epoch``.
 * :class:`ControllerState` is the active controller's ``ControllerContext`` (its cache), the
   deletion manager's sets and the ``ControllerEventManager`` queue.
 * :class:`BrokerState` is what each broker believes: its ``ReplicaManager`` partitions (leader
-  epoch and leader it last accepted), its ``MetadataCache`` (live brokers, and the leader and leader
+  epoch and leader it last accepted; as leader, the ISR it maintains and the znode version it
+  writes against; as follower, whether it fetches), its ``MetadataCache`` (live brokers, and the leader and leader
   epoch of each partition, as UpdateMetadata requests told it) and the logs on its disks.
 * ``channels`` are the ``ControllerChannelManager`` per-broker request queues: requests sent and
   not yet applied by the broker.
@@ -64,6 +65,7 @@ class EventKind(enum.IntEnum):
     TopicChange = 2
     TopicDeletion = 3
     TopicDeletionStopReplicaResponseReceived = 4
+    IsrChangeNotification = 5
 
 
 @attrs.frozen
@@ -100,6 +102,8 @@ class PartitionLeaderState:
     isr: tuple[int, ...]
     replicas: tuple[int, ...]
     is_new: bool
+    zk_version: int  # the partition-state znode version the controller wrote or read
+    controller_epoch: int  # of the controller that made the leadership decision
 
 
 @attrs.frozen
@@ -141,11 +145,24 @@ class Request:
 
 @attrs.frozen
 class HostedPartition:
-    """A partition in a broker's ReplicaManager: the leader epoch and leader it last accepted."""
+    """A partition in a broker's ReplicaManager (``cluster.Partition``): the leader epoch and leader it
+    last accepted. A leader also keeps the ISR it maintains, the partition-state znode version its
+    next ISR write is conditional on, the assigned replicas and the epoch of the controller that made
+    it leader (written into the znode with the ISR); a follower keeps whether its fetcher runs.
+
+    Abstraction: Kafka's Partition keeps these fields in both roles, but a follower never reads the
+    leader ones before a LeaderAndIsr overwrites them (``makeFollower`` empties the ISR), so the model
+    keeps them at their defaults on followers, and ``fetching`` is False on leaders.
+    """
 
     partition: TopicPartition
     leader_epoch: int
     leader: int
+    isr: tuple[int, ...] = ()  # leader only, in Kafka's set order (insertion order for up to 4 members)
+    zk_version: int = -1  # leader only
+    replicas: tuple[int, ...] = ()  # leader only
+    controller_epoch: int = -1  # leader only
+    fetching: bool = False  # follower only: a fetcher follows ``leader`` at ``leader_epoch``
 
 
 @attrs.frozen
@@ -180,6 +197,7 @@ class ZkState:
     partitions: tuple[tuple[TopicPartition, LeaderAndIsr], ...]  # partition-state znodes
     delete_topics: tuple[str, ...]  # children of /admin/delete_topics
     controller_epoch: int
+    isr_change_notifications: tuple[TopicPartition, ...] = ()  # named by /isr_change_notification children
 
     def topic_assignment(self, topic: str) -> tuple[tuple[int, ...], ...] | None:
         for name, reps in self.topics:
@@ -219,6 +237,7 @@ class Budget:
 
     broker_failures: int = 0
     stop_replica_errors: int = 0
+    isr_changes: int = 0  # ISR shrinks and expansions written by partition leaders
     topics_created: tuple[str, ...] = ()  # topics an admin created during the run
     deletions_requested: tuple[str, ...] = ()  # topics an admin asked to delete
 
@@ -234,6 +253,9 @@ class StepLog:
     completed_deletions: tuple[str, ...] = ()
     deletion_retries: tuple[str, ...] = ()
     elections: tuple[tuple[TopicPartition, int, int], ...] = ()  # (partition, old leader, new leader)
+    isr_updates: tuple[tuple[TopicPartition, int, tuple[int, ...], tuple[int, ...]], ...] = ()  # by a leader:
+    #                                                              (partition, leader, old ISR, new ISR)
+    zk_conflicts: tuple[TopicPartition, ...] = ()  # controller writes that met BADVERSION and were retried
 
 
 @attrs.frozen
@@ -296,6 +318,10 @@ class Codec:
         w(len(zk.delete_topics))
         out.extend(ti[t] for t in zk.delete_topics)
         w(zk.controller_epoch)
+        w(len(zk.isr_change_notifications))
+        for t, p in zk.isr_change_notifications:
+            w(ti[t])
+            w(p)
         c = s.controller
         w(c.epoch)
         w(len(c.live_brokers))
@@ -348,6 +374,13 @@ class Codec:
                 w(h.partition[1])
                 w(h.leader_epoch)
                 w(h.leader)
+                w(len(h.isr))
+                out.extend(h.isr)
+                w(h.zk_version)
+                w(len(h.replicas))
+                out.extend(h.replicas)
+                w(h.controller_epoch)
+                w(h.fetching)
             w(len(br.logs))
             for t, p in br.logs:
                 w(ti[t])
@@ -375,6 +408,8 @@ class Codec:
                     w(len(ls.replicas))
                     out.extend(ls.replicas)
                     w(ls.is_new)
+                    w(ls.zk_version)
+                    w(ls.controller_epoch)
                 w(len(rq.partitions))
                 for t, p in rq.partitions:
                     w(ti[t])
@@ -385,6 +420,7 @@ class Codec:
         bud = s.budget
         w(bud.broker_failures)
         w(bud.stop_replica_errors)
+        w(bud.isr_changes)
         for names in (bud.topics_created, bud.deletions_requested):
             w(len(names))
             out.extend(ti[t] for t in names)
@@ -434,7 +470,8 @@ class Codec:
         zk_topics = tuple((topics[nxt()], tuple(ints(nxt()) for _ in range(nxt()))) for _ in range(nxt()))
         zk_parts = tuple((tp(), lai()) for _ in range(nxt()))
         zk_delete = tuple(topics[nxt()] for _ in range(nxt()))
-        zk = ZkState(zk_brokers, zk_topics, zk_parts, zk_delete, nxt())
+        zk_epoch = nxt()
+        zk = ZkState(zk_brokers, zk_topics, zk_parts, zk_delete, zk_epoch, tuple(tp() for _ in range(nxt())))
         epoch = nxt()
         live = tuple((nxt(), nxt()) for _ in range(nxt()))
         assignments = tuple((tp(), ints(nxt())) for _ in range(nxt()))
@@ -449,7 +486,8 @@ class Codec:
         brokers = []
         for _ in range(nxt()):
             bid, alive, bepoch, cepoch = nxt(), bool(nxt()), nxt(), nxt()
-            hosted = tuple(HostedPartition(tp(), nxt(), nxt()) for _ in range(nxt()))
+            hosted = tuple(HostedPartition(tp(), nxt(), nxt(), ints(nxt()), nxt(), ints(nxt()), nxt(), bool(nxt()))
+                           for _ in range(nxt()))
             logs = tuple(tp() for _ in range(nxt()))
             brokers.append(BrokerState(bid, alive, bepoch, cepoch, hosted, logs, ints(nxt()), metadata()))
         channels = []
@@ -463,17 +501,18 @@ class Codec:
                     part, leader, lepoch = tp(), nxt(), nxt()
                     isr = ints(nxt())
                     reps = ints(nxt())
-                    leader_states.append(PartitionLeaderState(part, leader, lepoch, isr, reps, bool(nxt())))
+                    leader_states.append(PartitionLeaderState(part, leader, lepoch, isr, reps, bool(nxt()), nxt(),
+                                                              nxt()))
                 parts = tuple(tp() for _ in range(nxt()))
                 live_brokers = ints(nxt())
                 queue.append(Request(kind, cepoch, bepoch, tuple(leader_states), parts, delete, live_brokers,
                                      metadata()))
             channels.append((bid, tuple(queue)))
-        failures, errors = nxt(), nxt()
+        failures, errors, isr_changes = nxt(), nxt(), nxt()
         created = tuple(topics[nxt()] for _ in range(nxt()))
         requested = tuple(topics[nxt()] for _ in range(nxt()))
         return ClusterState(zk, controller, tuple(brokers), tuple(channels),
-                            Budget(failures, errors, created, requested))
+                            Budget(failures, errors, isr_changes, created, requested))
 
 
 def partition_name(tp: TopicPartition) -> str:

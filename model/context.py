@@ -48,6 +48,7 @@ class Step:
         self.zk_partitions: dict[TopicPartition, LeaderAndIsr] = dict(s.zk.partitions)
         self.zk_delete_topics: set[str] = set(s.zk.delete_topics)
         self.zk_controller_epoch = s.zk.controller_epoch
+        self.zk_isr_change_notifications: set[TopicPartition] = set(s.zk.isr_change_notifications)
         # ControllerContext and TopicDeletionManager
         c = s.controller
         self.epoch = c.epoch
@@ -77,6 +78,12 @@ class Step:
         self.completed_deletions: list[str] = []
         self.deletion_retries: list[str] = []
         self.elections: list[tuple[TopicPartition, int, int]] = []
+        self.isr_updates: list[tuple[TopicPartition, int, tuple[int, ...], tuple[int, ...]]] = []
+        self.zk_conflicts: list[TopicPartition] = []
+        # The explorer's choice for this step: a partition leader's ISR write (leader, partition, follower,
+        # kind) that lands between the controller's read of that znode and its conditional write.
+        self.isr_race: tuple[int, TopicPartition, int, str] | None = None
+        self.isr_race_fired = False
 
     # ---- freezing ----
     def freeze(self) -> ClusterState:
@@ -86,6 +93,7 @@ class Step:
             partitions=sorted_items(self.zk_partitions),
             delete_topics=tuple(sorted(self.zk_delete_topics)),
             controller_epoch=self.zk_controller_epoch,
+            isr_change_notifications=tuple(sorted(self.zk_isr_change_notifications)),
         )
         controller = ControllerState(
             epoch=self.epoch,
@@ -102,6 +110,7 @@ class Step:
         log = StepLog(
             tuple(self.replica_transitions), tuple(self.illegal_transitions), tuple(self.messages),
             tuple(self.completed_deletions), tuple(self.deletion_retries), tuple(self.elections),
+            tuple(self.isr_updates), tuple(self.zk_conflicts),
         )
         return ClusterState(
             zk=zk,
@@ -155,7 +164,8 @@ class Step:
             previous = per_broker.get(tp)
             # addLeaderAndIsrRequestForBrokers: isNew sticks once set for a partition in a batch
             new = is_new or (previous is not None and previous.is_new)
-            per_broker[tp] = PartitionLeaderState(tp, lai.leader, lai.leader_epoch, lai.isr, replicas, new)
+            per_broker[tp] = PartitionLeaderState(tp, lai.leader, lai.leader_epoch, lai.isr, replicas, new,
+                                                  lai.zk_version, lai.controller_epoch)
         self.add_update_metadata_request(self.live_or_shutting_down(), [tp])
 
     def add_stop_replica_request(self, broker: int, tp: TopicPartition, delete: bool) -> None:

@@ -2,9 +2,9 @@
 
 One controller step takes the event at the head of the ``ControllerEventManager`` queue and runs
 its ``process()``: BrokerChange (``onBrokerStartup`` / ``onBrokerFailure``), TopicChange
-(``onNewPartitionCreation``), TopicDeletion (``enqueueTopicsForDeletion``) and
-TopicDeletionStopReplicaResponseReceived. Each handler reads ZooKeeper when it runs, as Kafka's
-do, so changes made while the event waited are seen.
+(``onNewPartitionCreation``), TopicDeletion (``enqueueTopicsForDeletion``),
+TopicDeletionStopReplicaResponseReceived and IsrChangeNotification. Each handler reads ZooKeeper
+when it runs, as Kafka's do, so changes made while the event waited are seen.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ def process_next_event(step: Step) -> ControllerEvent:
         process_topic_deletion(step)
     elif event.kind is EventKind.TopicDeletionStopReplicaResponseReceived:
         process_topic_deletion_stop_replica_response(step, event)
+    elif event.kind is EventKind.IsrChangeNotification:
+        process_isr_change_notification(step)
     return event
 
 
@@ -156,3 +158,19 @@ def process_topic_deletion_stop_replica_response(step: Step, event: ControllerEv
         topic_deletion_manager.fail_replica_deletion(step, replicas)
     else:
         topic_deletion_manager.complete_replica_deletion(step, replicas)
+
+
+def process_isr_change_notification(step: Step) -> None:
+    """``IsrChangeNotification.process`` (2.3): read the partitions named under /isr_change_notification,
+    refresh the controller's cached leader/ISR from their znodes (``updateLeaderAndIsrCache``, which
+    takes whatever ZooKeeper holds, controller epoch included), send UpdateMetadata for them to every
+    live broker, and delete the notifications read."""
+    partitions = sorted(step.zk_isr_change_notifications)
+    step.zk_isr_change_notifications.clear()
+    if not partitions:
+        return
+    for tp in partitions:
+        znode = step.zk_partitions.get(tp)
+        if znode is not None:
+            step.leadership[tp] = znode
+    step.send_update_metadata_request(sorted(step.live_or_shutting_down()), partitions)

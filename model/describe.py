@@ -47,6 +47,7 @@ def describe_changes(prev: ClusterState, nxt: ClusterState) -> list[str]:
     out += _diff_map("zk /brokers/topics", z0.topics, z1.topics, str, lambda r: str([list(x) for x in r]))
     out += _diff_map("zk partition state", z0.partitions, z1.partitions, _tp, _lai)
     out += _diff_set("zk /admin/delete_topics", z0.delete_topics, z1.delete_topics)
+    out += _diff_set("zk /isr_change_notification", z0.isr_change_notifications, z1.isr_change_notifications, _tp)
     c0, c1 = prev.controller, nxt.controller
     out += _diff_set("controller liveBrokers", (b for b, _ in c0.live_brokers), (b for b, _ in c1.live_brokers))
     out += _diff_map("controller assignment", c0.assignments, c1.assignments, _tp, lambda r: str(list(r)))
@@ -86,8 +87,9 @@ def describe_changes(prev: ClusterState, nxt: ClusterState) -> list[str]:
 
 def _hosted_describer(broker: int) -> Any:
     def describe(h: Any) -> str:
-        role = "leader" if h.leader == broker else f"follower of {h.leader}"
-        return f"{role} (leaderEpoch {h.leader_epoch})"
+        if h.leader == broker:
+            return f"leader (leaderEpoch {h.leader_epoch}, isr {list(h.isr)}, zkVersion {h.zk_version})"
+        return f"follower of {h.leader} (leaderEpoch {h.leader_epoch}{', fetching' if h.fetching else ''})"
 
     return describe
 

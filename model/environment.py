@@ -133,11 +133,14 @@ def _become_leader_or_follower(b: BrokerState, request: Request) -> BrokerState:
         if current is not None and s.leader_epoch <= current.leader_epoch:
             continue  # STALE_CONTROLLER_EPOCH for that partition (leader epoch not newer)
         logs.add(s.partition)  # getOrCreateReplica: the log is created if missing
-        if s.leader != b.id and s.leader not in b.metadata_live_brokers:
-            if current is None:
-                hosted[s.partition] = HostedPartition(s.partition, -1, NO_LEADER)
-            continue
-        hosted[s.partition] = HostedPartition(s.partition, s.leader_epoch, s.leader)
+        if s.leader == b.id:  # Partition.makeLeader
+            hosted[s.partition] = HostedPartition(s.partition, s.leader_epoch, s.leader, isr=s.isr,
+                                                  zk_version=s.zk_version, replicas=s.replicas,
+                                                  controller_epoch=s.controller_epoch)
+        elif s.leader in b.metadata_live_brokers:  # Partition.makeFollower, then a fetcher to the leader
+            hosted[s.partition] = HostedPartition(s.partition, s.leader_epoch, s.leader, fetching=True)
+        elif current is None:
+            hosted[s.partition] = HostedPartition(s.partition, -1, NO_LEADER)
     return attrs.evolve(b, controller_epoch=max(b.controller_epoch, request.controller_epoch),
                         partitions=tuple(hosted[tp] for tp in sorted(hosted)), logs=tuple(sorted(logs)))
 
@@ -174,9 +177,11 @@ def _stop_replicas(b: BrokerState, request: Request, storage_error: bool) -> Bro
     log stays: a later LeaderAndIsr must still carry a newer leader epoch to be applied."""
     if storage_error:
         return attrs.evolve(b, controller_epoch=max(b.controller_epoch, request.controller_epoch))
-    if not request.delete_partitions:
-        return attrs.evolve(b, controller_epoch=max(b.controller_epoch, request.controller_epoch))
     stopped = set(request.partitions)
+    if not request.delete_partitions:
+        return attrs.evolve(b, controller_epoch=max(b.controller_epoch, request.controller_epoch),
+                            partitions=tuple(attrs.evolve(h, fetching=False) if h.partition in stopped else h
+                                             for h in b.partitions))
     return attrs.evolve(
         b,
         controller_epoch=max(b.controller_epoch, request.controller_epoch),

@@ -1,10 +1,14 @@
 """The Kafka controller model: a scenario's cluster behind the explorer contract.
 
 Actions are either the controller step (process the event at the head of the queue) or
-environment steps (a broker applies its next request, or fails to delete a log; a broker dies or
-restarts; an admin creates or deletes a topic). Environment steps are bounded by the counters in
-:class:`~model.cluster.Budget`, whose limits come from the scenario's ``[bounds]``. Actions are
-listed in a fixed order: the controller step, then per broker (by id) its request steps, then
+environment steps (a broker applies its next request, or fails to delete a log; a partition
+leader shrinks or expands its ISR; a broker dies or restarts; an admin creates or deletes a topic).
+A controller step may also be taken with a leader's ISR write landing inside it, between the
+controller's read of that partition's znode and its conditional write (BADVERSION, then the
+retry): ``Action.isr_race``; such an action has no successor when the controller does not write
+that znode. Environment steps are bounded by the counters in :class:`~model.cluster.Budget`, whose
+limits come from the scenario's ``[bounds]``. Actions are listed in a fixed order: the controller
+step and its raced variants, then per broker (by id) its request steps, then ISR changes, then
 failures and restarts, then admin steps by topic name.
 
 The initial state is a running cluster: every broker registered and alive, the controller elected
@@ -19,7 +23,7 @@ from collections.abc import Sequence
 import attrs
 
 from explorer.contract import Property
-from model import controller, environment
+from model import controller, environment, partition_leader
 from model.cluster import (
     BrokerState,
     Budget,
@@ -37,10 +41,17 @@ from model.scenario import Scenario
 
 @attrs.frozen
 class Action:
-    kind: str  # ControllerProcessEvent, BrokerApplyRequest, BrokerFailsStopReplica, BrokerFailure,
-    #            BrokerStartup, AdminCreateTopic, AdminDeleteTopic
+    kind: str  # ControllerProcessEvent, BrokerApplyRequest, BrokerFailsStopReplica, LeaderShrinksIsr,
+    #            LeaderExpandsIsr, BrokerFailure, BrokerStartup, AdminCreateTopic, AdminDeleteTopic
     broker: int = -1
     topic: str = ""
+    partition: int = -1
+    replica: int = -1  # the follower leaving or joining the ISR
+    isr_race: str = ""  # ControllerProcessEvent: the leader ISR change (kind) landing inside the step
+
+    def isr_change(self) -> partition_leader.IsrChange:
+        kind = self.isr_race or self.kind
+        return (self.broker, (self.topic, self.partition), self.replica, kind)
 
 
 CONTROLLER_EPOCH = 1
@@ -62,9 +73,13 @@ class KafkaControllerModel:
     def actions(self, state: ClusterState) -> Sequence[Action]:
         sc = self.scenario
         acts: list[Action] = []
+        budget = state.budget
+        isr_changes = (partition_leader.candidates_of(state) if budget.isr_changes < sc.bounds.isr_changes
+                       else [])
         if state.controller.events:
             acts.append(Action("ControllerProcessEvent"))
-        budget = state.budget
+            for leader, (topic, p), follower, kind in isr_changes:
+                acts.append(Action("ControllerProcessEvent", leader, topic, p, follower, isr_race=kind))
         for broker_id, queue in state.channels:
             if not state.broker(broker_id).alive:
                 continue
@@ -73,6 +88,8 @@ class KafkaControllerModel:
             if (head.kind is RequestKind.StopReplica and head.delete_partitions
                     and budget.stop_replica_errors < sc.bounds.stop_replica_errors):
                 acts.append(Action("BrokerFailsStopReplica", broker_id))
+        for leader, (topic, p), follower, kind in isr_changes:
+            acts.append(Action(kind, leader, topic, p, follower))
         for b in state.brokers:
             if b.alive:
                 if budget.broker_failures < sc.bounds.broker_failures:
@@ -88,12 +105,19 @@ class KafkaControllerModel:
                 acts.append(Action("AdminDeleteTopic", topic=t.name))
         return acts
 
-    def next_state(self, state: ClusterState, action: Action) -> ClusterState:
+    def next_state(self, state: ClusterState, action: Action) -> ClusterState | None:
         step = Step(self.scenario, state)
         kind = action.kind
         if kind == "ControllerProcessEvent":
+            if action.isr_race:
+                step.isr_race = action.isr_change()
             event = controller.process_next_event(step)
             step.messages.insert(0, f"controller processes {event.describe()}")
+            if action.isr_race and not step.isr_race_fired:
+                return None  # the leader's write did not land inside this step: the plain step covers it
+        elif kind in (partition_leader.SHRINK, partition_leader.EXPAND):
+            written = partition_leader.update_isr(step, action.isr_change())
+            assert written, f"{action} was offered but cannot be written"
         elif kind == "BrokerApplyRequest":
             environment.broker_apply_request(step, action.broker)
         elif kind == "BrokerFailsStopReplica":
@@ -124,9 +148,16 @@ class KafkaControllerModel:
         return self.codec.decode(data)
 
     def action_name(self, action: Action) -> str:
-        return action.kind
+        return f"{action.kind}+{action.isr_race}" if action.isr_race else action.kind
 
     def describe_action(self, action: Action) -> str:
+        if action.replica >= 0:
+            change = (f"leader={action.broker}, {action.topic}-{action.partition}, "
+                      f"{'follower' if (action.isr_race or action.kind) == partition_leader.SHRINK else 'replica'}"
+                      f"={action.replica}")
+            if action.isr_race:
+                return f"{action.kind}(with {action.isr_race}({change}) between a read and a write)"
+            return f"{action.kind}({change})"
         if action.broker >= 0:
             return f"{action.kind}(broker={action.broker})"
         if action.topic:

@@ -6,9 +6,8 @@ Offline it runs an election (``electLeaderForPartitions``) with the given strate
 ``OfflinePartitionLeaderElectionStrategy`` is used by the events modelled so far; the other
 strategies' algorithms live in :mod:`model.election` and arrive with their events.
 
-Deviation: the retry loop over BADVERSION cannot trigger (no other ZooKeeper writer of partition
-state yet), so the 1.1 – 2.3 retry bug (re-electing every partition instead of the remaining ones)
-is not reachable here.
+Elections retry after BADVERSION as Kafka 1.1 – 2.3 do, with their bug: every partition of the call
+is elected again, not only the one that met the conflict (see ``_elect_leader_for_partitions``).
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from collections.abc import Iterable
 from model.cluster import LeaderAndIsr, TopicPartition
 from model.context import Step
 from model.election import offline_partition_leader_election
-from model.replica_state_machine import zk_update_leader_and_isr
+from model.kafka_zk_client import update_leader_and_isr
 from model.states import PARTITION_TABLE, PartitionState
 
 P = PartitionState
@@ -84,8 +83,27 @@ def _initialize_leader_and_isr(step: Step, partitions: list[TopicPartition]) -> 
 
 
 def _elect_leader_for_partitions(step: Step, partitions: list[TopicPartition]) -> list[TopicPartition]:
-    """``electLeaderForPartitions`` with ``OfflinePartitionLeaderElectionStrategy``."""
+    """``electLeaderForPartitions``: ``doElectLeaderForPartitions`` again while some write met BADVERSION.
+
+    Kafka 1.1 – 2.3 pass the whole ``partitions`` to every retry, not the ``remaining`` ones (fixed in
+    2.4 within KAFKA-8286, commit 121308cc7a2): one conflict re-runs the election of every partition
+    of the call, so those already elected get a second leader-epoch bump, and their LeaderAndIsr in
+    the batch is replaced by the later one.
+    """
+    elected: list[TopicPartition] = []
+    remaining = partitions
+    while remaining:
+        done, remaining = _do_elect_leader_for_partitions(step, partitions)
+        elected += [tp for tp in done if tp not in elected]
+    return elected
+
+
+def _do_elect_leader_for_partitions(step: Step, partitions: list[TopicPartition]
+                                    ) -> tuple[list[TopicPartition], list[TopicPartition]]:
+    """``doElectLeaderForPartitions`` with ``OfflinePartitionLeaderElectionStrategy``: the elected
+    partitions and those to retry after BADVERSION."""
     done: list[TopicPartition] = []
+    retry: list[TopicPartition] = []
     for tp in partitions:
         read = step.zk_partitions.get(tp)
         if read is None:
@@ -111,9 +129,12 @@ def _elect_leader_for_partitions(step: Step, partitions: list[TopicPartition]) -
             new_isr = (leader,)
             step.messages.append(f"Unclean leader election: {leader} becomes leader of {tp[0]}-{tp[1]} "
                                  "from outside the ISR (data loss possible)")
-        written = zk_update_leader_and_isr(step, tp, read, leader, new_isr)
+        written = update_leader_and_isr(step, tp, read, leader, new_isr)
+        if written is None:
+            retry.append(tp)
+            continue
         step.leadership[tp] = written
         step.add_leader_and_isr_request(live_assigned, tp, written, assigned, is_new=False)
         step.elections.append((tp, read.leader, leader))
         done.append(tp)
-    return done
+    return done, retry

@@ -5,10 +5,8 @@ by broker, each group goes through ``doHandleStateChanges``, and the requests th
 produce are sent at the end of the call. Invalid transitions are logged (as Kafka logs an
 IllegalStateException to the state-change log) and leave the replica's state unchanged.
 
-Deviations: the ZooKeeper
-conditional writes of ``removeReplicasFromIsr`` cannot meet a BADVERSION here because no other
-writer changes partition-state znodes in this model yet (leader-driven ISR changes arrive with the
-IsrChangeNotification event), so the retry loop is a single pass.
+The conditional ZooKeeper writes of ``removeReplicasFromIsr`` retry the partitions that met
+BADVERSION (a partition leader changed the ISR between the controller's read and write).
 """
 
 from __future__ import annotations
@@ -17,6 +15,7 @@ from collections.abc import Iterable, Sequence
 
 from model.cluster import NO_LEADER, LeaderAndIsr, Replica, TopicPartition
 from model.context import Step
+from model.kafka_zk_client import update_leader_and_isr
 from model.states import ReplicaState
 
 R = ReplicaState
@@ -117,44 +116,43 @@ def _do_handle_state_changes(step: Step, broker: int, replicas: Sequence[Replica
 
 def remove_replicas_from_isr(step: Step, broker: int,
                              partitions: Sequence[TopicPartition]) -> list[tuple[TopicPartition, LeaderAndIsr]]:
-    """``removeReplicasFromIsr``: take ``broker`` out of the ISR of each partition in ZooKeeper.
+    """``removeReplicasFromIsr``: take ``broker`` out of the ISR of each partition in ZooKeeper,
+    ``doRemoveReplicasFromIsr`` again for the partitions whose write met BADVERSION, until none is left.
 
     A leaving leader becomes NoLeader (-1); the last ISR member is never removed (1.1+). Every
     write bumps the leader epoch and the znode version. Returns the partitions whose leadership is
     now known (written or already without the broker); failures are logged and omitted.
     """
     finished: list[tuple[TopicPartition, LeaderAndIsr]] = []
-    for tp in sorted(partitions):
-        current = step.zk_partitions.get(tp)
-        if current is None:
-            if not step.is_topic_queued_up_for_deletion(tp[0]):
-                step.messages.append(f"StateChangeFailedException: failed to remove replica {broker} from ISR "
-                                     f"of partition {tp[0]}-{tp[1]} since the leader and isr path in "
-                                     "zookeeper is empty")
-            continue
-        if current.controller_epoch > step.epoch:
-            step.messages.append(f"StateChangeFailedException: leader and isr path of {tp[0]}-{tp[1]} written "
-                                 f"by another controller (epoch {current.controller_epoch})")
-            continue
-        if broker in current.isr:
-            new_leader = NO_LEADER if current.leader == broker else current.leader
-            new_isr = current.isr if len(current.isr) == 1 else tuple(b for b in current.isr if b != broker)
-            written = zk_update_leader_and_isr(step, tp, current, new_leader, new_isr)
-            finished.append((tp, written))
-            step.leadership[tp] = written
-        else:
-            finished.append((tp, current))
-            step.leadership[tp] = current
+    remaining = sorted(partitions)
+    while remaining:
+        retry: list[TopicPartition] = []
+        for tp in remaining:
+            current = step.zk_partitions.get(tp)
+            if current is None:
+                if not step.is_topic_queued_up_for_deletion(tp[0]):
+                    step.messages.append(f"StateChangeFailedException: failed to remove replica {broker} from "
+                                         f"ISR of partition {tp[0]}-{tp[1]} since the leader and isr path in "
+                                         "zookeeper is empty")
+                continue
+            if current.controller_epoch > step.epoch:
+                step.messages.append(f"StateChangeFailedException: leader and isr path of {tp[0]}-{tp[1]} "
+                                     f"written by another controller (epoch {current.controller_epoch})")
+                continue
+            if broker in current.isr:
+                new_leader = NO_LEADER if current.leader == broker else current.leader
+                new_isr = current.isr if len(current.isr) == 1 else tuple(b for b in current.isr if b != broker)
+                written = update_leader_and_isr(step, tp, current, new_leader, new_isr)
+                if written is None:
+                    retry.append(tp)
+                    continue
+                finished.append((tp, written))
+                step.leadership[tp] = written
+            else:
+                finished.append((tp, current))
+                step.leadership[tp] = current
+        remaining = retry
     return finished
-
-
-def zk_update_leader_and_isr(step: Step, tp: TopicPartition, read: LeaderAndIsr, leader: int,
-                             isr: tuple[int, ...]) -> LeaderAndIsr:
-    """``LeaderAndIsr.newLeaderAndIsr`` then ``KafkaZkClient.updateLeaderAndIsr``: a conditional
-    write on the version read; the stored value gets version + 1 and the controller's epoch."""
-    written = LeaderAndIsr(leader, read.leader_epoch + 1, isr, read.zk_version + 1, step.epoch)
-    step.zk_partitions[tp] = written
-    return written
 
 
 def _name(r: Replica) -> str:

@@ -2,9 +2,9 @@
 
 A scenario names the brokers (with racks), the topics (assignment by Kafka's algorithm or given
 explicitly, present from the start or created by an admin during the run, deleted by an admin or
-not), the Kafka version and configuration, the environment's budget (how many broker failures and
-StopReplica errors the explorer may inject, like the bounds of a TLA+ config), the properties to
-check and the historical bugs to re-introduce.
+not), the Kafka version and configuration, the environment's budget (how many broker failures,
+StopReplica errors and leader ISR changes the explorer may inject, like the bounds of a TLA+
+config), the properties to check and the historical bugs to re-introduce.
 
 Bad input raises :class:`ScenarioError` with one sentence naming the offending key or value and
 the fix; the CLI turns it into exit status 2. This module is the one validation layer for scenario
@@ -148,6 +148,7 @@ class Topic:
 class Bounds:
     broker_failures: int = 1
     stop_replica_errors: int = 0
+    isr_changes: int = 0  # ISR shrinks and expansions partition leaders may write
 
 
 @attrs.frozen

@@ -68,7 +68,8 @@ created = "by_admin"
 
 def test_initial_state_is_a_running_cluster() -> None:
     """Every initial partition is Online, led by its first replica with ISR = assignment at epoch 0, and
-    hosted by its replicas; nothing is queued and the topic created later does not exist yet."""
+    hosted by its replicas (the leader with the ISR and znode version, the followers fetching); nothing is
+    queued and the topic created later does not exist yet."""
     model = model_of(INITIAL)
     state = initial(model)
     expected = {t.name: t.replicas for t in model.scenario.topics if t.created_initially}
@@ -89,7 +90,9 @@ def test_initial_state_is_a_running_cluster() -> None:
             assert replica_state(state, tp[0], tp[1], b) is R.OnlineReplica
     assert len(state.controller.replica_states) == sum(len(r) for r in partitions.values())
     for broker in state.brokers:
-        hosted = {tp: HostedPartition(tp, 0, reps[0]) for tp, reps in partitions.items() if broker.id in reps}
+        hosted = {tp: HostedPartition(tp, 0, reps[0], isr=reps, zk_version=0, replicas=reps, controller_epoch=1)
+                  if broker.id == reps[0] else HostedPartition(tp, 0, reps[0], fetching=True)
+                  for tp, reps in partitions.items() if broker.id in reps}
         assert broker.alive and broker.epoch == 1
         assert {h.partition: h for h in broker.partitions} == hosted
         assert set(broker.logs) == set(hosted)
@@ -599,7 +602,8 @@ def test_topic_created_while_its_brokers_are_down_waits_for_one_to_return() -> N
                  any(ls.is_new for ls in rq.leader_states)]
     assert isinstance(request, Request)
     s = settle(model, s)
-    assert s.broker(1).partitions == (HostedPartition(("t", 0), 0, 1),)
+    assert s.broker(1).partitions == (HostedPartition(("t", 0), 0, 1, isr=(1,), zk_version=0, replicas=(0, 1),
+                                                      controller_epoch=1),)
 
 
 # ---- correction 1: completeDeleteTopic keeps topicsIneligibleForDeletion ----------------------------------------
@@ -631,9 +635,9 @@ def test_stop_replica_without_delete_keeps_the_partition_hosted() -> None:
     in allPartitions with its leader epoch, and its log stays."""
     model = deletion()
     s = process(model, take(model, initial(model), "AdminDeleteTopic", topic="t"))
-    before = s.broker(1).partitions
-    s = take(model, s, "BrokerApplyRequest", 1)  # StopReplica(delete=false)
-    assert s.broker(1).partitions == before
+    assert s.broker(1).partitions == (HostedPartition(("t", 0), 0, 0, fetching=True),)
+    s = take(model, s, "BrokerApplyRequest", 1)  # StopReplica(delete=false): the fetcher stops, nothing else
+    assert s.broker(1).partitions == (HostedPartition(("t", 0), 0, 0, fetching=False),)
     assert s.broker(1).logs == (("t", 0),)
     s = take(model, s, "BrokerApplyRequest", 1)  # StopReplica(delete=true)
     assert s.broker(1).partitions == () and s.broker(1).logs == ()
@@ -645,13 +649,14 @@ def test_follower_keeps_its_epoch_when_the_new_leader_is_unavailable() -> None:
     LeaderAndIsr is applied."""
     model = two_replicas()
     s = settle(model, process(model, take(model, initial(model), "BrokerFailure", 1)))
-    assert s.broker(0).hosted(("t", 0)) == HostedPartition(("t", 0), 1, 0)
+    assert s.broker(0).hosted(("t", 0)) == HostedPartition(("t", 0), 1, 0, isr=(0,), zk_version=1, replicas=(0, 1),
+                                                           controller_epoch=1)
     s = process(model, take(model, s, "BrokerStartup", 1))
     s = settle(model, s)
     s = process(model, take(model, s, "BrokerFailure", 0))  # leader 0, sole ISR member, dies: NoLeader, epoch 2
     assert zk_lai(s, "t", 0) == LeaderAndIsr(NO_LEADER, 2, (0,), 2, 1)
     assert leader_and_isr_sent(s, 1, "t", 0) == [(NO_LEADER, 2)]
     held = s.broker(1).hosted(("t", 0))
-    assert held == HostedPartition(("t", 0), 1, 0)
+    assert held == HostedPartition(("t", 0), 1, 0, fetching=True)
     s = apply_all(model, s, 1)
     assert s.broker(1).hosted(("t", 0)) == held

@@ -1,0 +1,36 @@
+"""The controller's conditional writes of partition-state znodes: ``KafkaZkClient.updateLeaderAndIsr``
+(``zk/KafkaZkClient.scala``, Kafka 2.0 – 2.3).
+
+Every write is a ``setData`` conditional on the znode version the controller read. OK stores the
+new leader and ISR with version + 1 and the controller's epoch; BADVERSION (someone wrote since the
+read: in 2.x, the partition's leader changing its ISR) puts the partition on the caller's retry
+list, and the caller reads it again and recomputes (``ReplicaStateMachine.removeReplicasFromIsr``,
+``PartitionStateMachine.electLeaderForPartitions``, ``KafkaController.updateLeaderEpoch``).
+
+A controller step is atomic in the model, so the only write that can land between the
+controller's read and its write is the one the explorer chose for the step
+(:func:`model.partition_leader.maybe_race`); it fires at the controller's first write of that znode.
+"""
+
+from __future__ import annotations
+
+from model.cluster import LeaderAndIsr, TopicPartition
+from model.context import Step
+from model.partition_leader import maybe_race
+
+
+def update_leader_and_isr(step: Step, tp: TopicPartition, read: LeaderAndIsr, leader: int,
+                          isr: tuple[int, ...]) -> LeaderAndIsr | None:
+    """``LeaderAndIsr.newLeaderAndIsr`` (leader epoch + 1) written conditionally on ``read``'s version;
+    None on BADVERSION (the caller retries)."""
+    maybe_race(step, tp)
+    current = step.zk_partitions.get(tp)
+    assert current is not None, "no partition-state znode is deleted between a read and a write"
+    if current.zk_version != read.zk_version:
+        step.zk_conflicts.append(tp)
+        step.messages.append(f"BADVERSION writing the partition state of {tp[0]}-{tp[1]} (read zkVersion "
+                             f"{read.zk_version}); retrying")
+        return None
+    written = LeaderAndIsr(leader, read.leader_epoch + 1, isr, read.zk_version + 1, step.epoch)
+    step.zk_partitions[tp] = written
+    return written

@@ -1,0 +1,111 @@
+"""A partition leader's own ISR changes: ``cluster/Partition.scala`` (Kafka 2.0 – 2.3, before AlterIsr).
+
+The leader of a partition shrinks the ISR when a follower stops keeping up (``maybeShrinkIsr``, run
+every ``replica.lag.time.max.ms / 2``) and expands it when a follower has caught up in the current
+leader epoch (``maybeExpandIsr``, on the follower's fetch). Either way ``updateIsr`` writes the
+partition-state znode itself, ``ReplicationUtils.updateLeaderAndIsr``: leader, leader epoch and
+controller epoch unchanged, the new ISR, conditional on the znode version the leader cached from
+its last LeaderAndIsr. On success the leader keeps the new ISR and version and records the change
+(``ReplicaManager.recordIsrChange``); ``maybePropagateIsrChanges`` later writes the
+``/isr_change_notification`` sequence node that fires the controller's IsrChangeNotification. A
+stale version fails the write ("Cached zkVersion … not equal to that in zookeeper, skip updating
+ISR") and changes nothing: the leader keeps failing until a LeaderAndIsr gives it the current
+version.
+
+In the model an ISR change is an environment step, bounded by ``[bounds] isr_changes``: one
+follower leaves or joins per step. A shrink may drop any follower in the leader's ISR (it lags or
+is gone); an expansion needs the follower alive, assigned in the leader's view, and following this
+leader at this leader epoch with its fetcher running (its log end offset reaching the high
+watermark is assumed, as it eventually does). Only writes that would succeed are offered: a failing
+write is a no-op.
+
+Deviations: Kafka may drop several lagging followers in one write and batches notifications (up to
+seconds); the model drops one per step and writes the notification with the ISR, so a leader that
+dies between its ISR write and the propagation (whose change the controller then learns only from
+a later read) is not modelled. The partition's data watch of a reassignment
+(``PartitionReassignmentIsrChange``) fires in the same step, before the notification, as it does
+in Kafka where the notification comes seconds later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+
+from model.cluster import BrokerState, ClusterState, EventKind, LeaderAndIsr, TopicPartition
+from model.context import Step
+
+SHRINK = "LeaderShrinksIsr"
+EXPAND = "LeaderExpandsIsr"
+
+#: (leader broker, partition, follower, SHRINK or EXPAND)
+IsrChange = tuple[int, TopicPartition, int, str]
+
+
+def isr_change_candidates(brokers: Mapping[int, BrokerState],
+                          zk_partitions: Mapping[TopicPartition, LeaderAndIsr]) -> list[IsrChange]:
+    """Every ISR change a live leader could write now, in a fixed order (leader, partition, kind,
+    follower)."""
+    found: list[IsrChange] = []
+    for leader_id in sorted(brokers):
+        b = brokers[leader_id]
+        if not b.alive:
+            continue
+        for h in b.partitions:
+            if h.leader != leader_id:
+                continue
+            znode = zk_partitions.get(h.partition)
+            if znode is None or znode.zk_version != h.zk_version:
+                continue
+            for f in h.isr:
+                if f != leader_id:
+                    found.append((leader_id, h.partition, f, SHRINK))
+            for f in h.replicas:
+                if f not in h.isr and _caught_up(brokers.get(f), h.partition, leader_id, h.leader_epoch):
+                    found.append((leader_id, h.partition, f, EXPAND))
+    return found
+
+
+def candidates_of(state: ClusterState) -> list[IsrChange]:
+    return isr_change_candidates({b.id: b for b in state.brokers}, dict(state.zk.partitions))
+
+
+def _caught_up(follower: BrokerState | None, tp: TopicPartition, leader: int, leader_epoch: int) -> bool:
+    if follower is None or not follower.alive:
+        return False
+    h = follower.hosted(tp)
+    return h is not None and h.fetching and h.leader == leader and h.leader_epoch == leader_epoch
+
+
+def update_isr(step: Step, change: IsrChange) -> bool:
+    """The leader's ``maybeShrinkIsr`` / ``maybeExpandIsr`` and ``updateIsr`` for ``change``, if it is
+    still possible in ``step``; returns whether it was written."""
+    if change not in isr_change_candidates(step.brokers, step.zk_partitions):
+        return False
+    leader_id, tp, follower, kind = change
+    b = step.brokers[leader_id]
+    h = b.hosted(tp)
+    assert h is not None
+    # Scala's small immutable sets keep insertion order: a follower joins at the end.
+    new_isr = (*h.isr, follower) if kind == EXPAND else tuple(r for r in h.isr if r != follower)
+    znode = step.zk_partitions[tp]
+    written = LeaderAndIsr(leader_id, h.leader_epoch, new_isr, znode.zk_version + 1, h.controller_epoch)
+    step.zk_partitions[tp] = written
+    hosted = attrs.evolve(h, isr=new_isr, zk_version=written.zk_version)
+    step.brokers[leader_id] = attrs.evolve(b, partitions=tuple(hosted if x.partition == tp else x
+                                                                for x in b.partitions))
+    step.isr_updates.append((tp, leader_id, h.isr, new_isr))
+    step.zk_isr_change_notifications.add(tp)
+    step.enqueue_once(EventKind.IsrChangeNotification)
+    step.budget = attrs.evolve(step.budget, isr_changes=step.budget.isr_changes + 1)
+    return True
+
+
+def maybe_race(step: Step, tp: TopicPartition) -> None:
+    """The explorer's chosen leader write for ``tp``, landing just before the controller's conditional
+    write of that znode (once per step)."""
+    race = step.isr_race
+    if race is None or step.isr_race_fired or race[1] != tp:
+        return
+    step.isr_race_fired = update_isr(step, race)
