@@ -5,10 +5,12 @@ states are equal values and encode to equal bytes. The four parts follow DESIGN.
 
 * :class:`ZkState` is what survives a controller failover: registered brokers with their broker
   epochs (``/brokers/ids``), topic assignments (``/brokers/topics/<t>``), partition-state znodes
-  (``/brokers/topics/<t>/partitions/<p>/state``), ``/admin/delete_topics``, the partitions named
-  under ``/isr_change_notification`` and ``/controller_epoch``.
-* :class:`ControllerState` is the active controller's ``ControllerContext`` (its cache), the
-  deletion manager's sets and the ``ControllerEventManager`` queue.
+  (``/brokers/topics/<t>/partitions/<p>/state``), ``/admin/delete_topics``,
+  ``/admin/reassign_partitions``, the partitions named under ``/isr_change_notification`` and
+  ``/controller_epoch``.
+* :class:`ControllerState` is the active controller's ``ControllerContext`` (its cache, with the
+  partitions being reassigned), the deletion manager's sets and the ``ControllerEventManager``
+  queue.
 * :class:`BrokerState` is what each broker believes: its ``ReplicaManager`` partitions (leader
   epoch and leader it last accepted; as leader, the ISR it maintains and the znode version it
   writes against; as follower, whether it fetches), its ``MetadataCache`` (live brokers, and the leader and leader
@@ -66,23 +68,32 @@ class EventKind(enum.IntEnum):
     TopicDeletion = 3
     TopicDeletionStopReplicaResponseReceived = 4
     IsrChangeNotification = 5
+    PartitionModifications = 6
+    PartitionReassignment = 7
+    PartitionReassignmentIsrChange = 8
 
 
 @attrs.frozen
 class ControllerEvent:
     kind: EventKind
     broker: int = -1  # for StopReplica responses: the responding broker
-    partitions: tuple[TopicPartition, ...] = ()  # for StopReplica responses: the partitions answered
+    partitions: tuple[TopicPartition, ...] = ()  # StopReplica responses: the partitions answered;
+    #                                              PartitionReassignmentIsrChange: its partition
     error: bool = False  # for StopReplica responses: KAFKA_STORAGE_ERROR for every partition answered
     # For StopReplica responses, the epoch of the broker incarnation that answered: a report's
     # annotation (Kafka's response carries none), not part of the state (not encoded or compared).
     broker_epoch: int = attrs.field(default=-1, eq=False)
+    topic: str = ""  # PartitionModifications
 
     def describe(self) -> str:
         if self.kind is EventKind.TopicDeletionStopReplicaResponseReceived:
             parts = ", ".join(partition_name(tp) for tp in self.partitions)
             return (f"TopicDeletionStopReplicaResponseReceived(broker={self.broker}, [{parts}], "
                     f"error={'KAFKA_STORAGE_ERROR' if self.error else 'NONE'})")
+        if self.kind is EventKind.PartitionReassignmentIsrChange:
+            return f"PartitionReassignmentIsrChange({partition_name(self.partitions[0])})"
+        if self.kind is EventKind.PartitionModifications:
+            return f"PartitionModifications({self.topic})"
         return self.kind.name
 
 
@@ -126,6 +137,7 @@ class Request:
     leader_states: tuple[PartitionLeaderState, ...] = ()  # LeaderAndIsr
     partitions: tuple[TopicPartition, ...] = ()  # StopReplica
     delete_partitions: bool = False  # StopReplica
+    deletion_callback: bool = False  # StopReplica(delete=true): its response feeds the TopicDeletionManager
     live_brokers: tuple[int, ...] = ()  # UpdateMetadata: the controller's live-or-shutting-down brokers
     metadata_states: tuple[MetadataPartitionState, ...] = ()  # UpdateMetadata
 
@@ -198,6 +210,8 @@ class ZkState:
     delete_topics: tuple[str, ...]  # children of /admin/delete_topics
     controller_epoch: int
     isr_change_notifications: tuple[TopicPartition, ...] = ()  # named by /isr_change_notification children
+    reassign_partitions: tuple[tuple[TopicPartition, tuple[int, ...]], ...] = ()  # /admin/reassign_partitions
+    #                                                                     (empty: the znode does not exist)
 
     def topic_assignment(self, topic: str) -> tuple[tuple[int, ...], ...] | None:
         for name, reps in self.topics:
@@ -229,6 +243,7 @@ class ControllerState:
     topics_ineligible_for_deletion: tuple[str, ...]
     topics_with_deletion_started: tuple[str, ...]
     events: tuple[ControllerEvent, ...]  # the ControllerEventManager queue, head first
+    partitions_being_reassigned: tuple[tuple[TopicPartition, tuple[int, ...]], ...] = ()  # RAR by partition
 
 
 @attrs.frozen
@@ -238,6 +253,7 @@ class Budget:
     broker_failures: int = 0
     stop_replica_errors: int = 0
     isr_changes: int = 0  # ISR shrinks and expansions written by partition leaders
+    reassignments_submitted: tuple[int, ...] = ()  # indexes of the scenario's [[reassignments]] run
     topics_created: tuple[str, ...] = ()  # topics an admin created during the run
     deletions_requested: tuple[str, ...] = ()  # topics an admin asked to delete
 
@@ -256,6 +272,9 @@ class StepLog:
     isr_updates: tuple[tuple[TopicPartition, int, tuple[int, ...], tuple[int, ...]], ...] = ()  # by a leader:
     #                                                              (partition, leader, old ISR, new ISR)
     zk_conflicts: tuple[TopicPartition, ...] = ()  # controller writes that met BADVERSION and were retried
+    reassignments_completed: tuple[TopicPartition, ...] = ()
+    partitions_added: tuple[TopicPartition, ...] = ()  # created by PartitionModifications
+    additions_reverted: tuple[str, ...] = ()  # topics whose added partitions were taken back (KAFKA-6612)
 
 
 @attrs.frozen
@@ -322,6 +341,7 @@ class Codec:
         for t, p in zk.isr_change_notifications:
             w(ti[t])
             w(p)
+        self._replica_lists(out, zk.reassign_partitions)
         c = s.controller
         w(c.epoch)
         w(len(c.live_brokers))
@@ -362,6 +382,8 @@ class Codec:
                 w(ti[t])
                 w(p)
             w(ev.error)
+            w(ti[ev.topic])
+        self._replica_lists(out, c.partitions_being_reassigned)
         w(len(s.brokers))
         for br in s.brokers:
             w(br.id)
@@ -397,6 +419,7 @@ class Codec:
                 w(rq.controller_epoch)
                 w(rq.broker_epoch)
                 w(rq.delete_partitions)
+                w(rq.deletion_callback)
                 w(len(rq.leader_states))
                 for ls in rq.leader_states:
                     w(ti[ls.partition[0]])
@@ -421,10 +444,20 @@ class Codec:
         w(bud.broker_failures)
         w(bud.stop_replica_errors)
         w(bud.isr_changes)
+        w(len(bud.reassignments_submitted))
+        out.extend(bud.reassignments_submitted)
         for names in (bud.topics_created, bud.deletions_requested):
             w(len(names))
             out.extend(ti[t] for t in names)
         return array("i", out).tobytes()
+
+    def _replica_lists(self, out: list[int], lists: tuple[tuple[TopicPartition, tuple[int, ...]], ...]) -> None:
+        out.append(len(lists))
+        for (t, p), reps in lists:
+            out.append(self.topic_index[t])
+            out.append(p)
+            out.append(len(reps))
+            out.extend(reps)
 
     def _metadata(self, out: list[int], states: tuple[MetadataPartitionState, ...]) -> None:
         out.append(len(states))
@@ -463,6 +496,9 @@ class Codec:
             t = topics[nxt()]
             return (t, nxt())
 
+        def replica_lists() -> tuple[tuple[TopicPartition, tuple[int, ...]], ...]:
+            return tuple((tp(), ints(nxt())) for _ in range(nxt()))
+
         def metadata() -> tuple[MetadataPartitionState, ...]:
             return tuple(MetadataPartitionState(tp(), nxt(), nxt()) for _ in range(nxt()))
 
@@ -471,7 +507,8 @@ class Codec:
         zk_parts = tuple((tp(), lai()) for _ in range(nxt()))
         zk_delete = tuple(topics[nxt()] for _ in range(nxt()))
         zk_epoch = nxt()
-        zk = ZkState(zk_brokers, zk_topics, zk_parts, zk_delete, zk_epoch, tuple(tp() for _ in range(nxt())))
+        zk_isr = tuple(tp() for _ in range(nxt()))
+        zk = ZkState(zk_brokers, zk_topics, zk_parts, zk_delete, zk_epoch, zk_isr, replica_lists())
         epoch = nxt()
         live = tuple((nxt(), nxt()) for _ in range(nxt()))
         assignments = tuple((tp(), ints(nxt())) for _ in range(nxt()))
@@ -479,10 +516,11 @@ class Codec:
         pstates = tuple((tp(), PartitionState(nxt())) for _ in range(nxt()))
         rstates = tuple(((topics[nxt()], nxt(), nxt()), ReplicaState(nxt())) for _ in range(nxt()))
         name_sets = [tuple(topics[nxt()] for _ in range(nxt())) for _ in range(3)]
-        events = tuple(ControllerEvent(EventKind(nxt()), nxt(), tuple(tp() for _ in range(nxt())), bool(nxt()))
+        events = tuple(ControllerEvent(EventKind(nxt()), nxt(), tuple(tp() for _ in range(nxt())), bool(nxt()),
+                                       topic=topics[nxt()])
                        for _ in range(nxt()))
         controller = ControllerState(epoch, live, assignments, leadership, pstates, rstates,
-                                     name_sets[0], name_sets[1], name_sets[2], events)
+                                     name_sets[0], name_sets[1], name_sets[2], events, replica_lists())
         brokers = []
         for _ in range(nxt()):
             bid, alive, bepoch, cepoch = nxt(), bool(nxt()), nxt(), nxt()
@@ -495,7 +533,7 @@ class Codec:
             bid = nxt()
             queue = []
             for _ in range(nxt()):
-                kind, cepoch, bepoch, delete = RequestKind(nxt()), nxt(), nxt(), bool(nxt())
+                kind, cepoch, bepoch, delete, callback = RequestKind(nxt()), nxt(), nxt(), bool(nxt()), bool(nxt())
                 leader_states = []
                 for _ in range(nxt()):
                     part, leader, lepoch = tp(), nxt(), nxt()
@@ -505,14 +543,15 @@ class Codec:
                                                               nxt()))
                 parts = tuple(tp() for _ in range(nxt()))
                 live_brokers = ints(nxt())
-                queue.append(Request(kind, cepoch, bepoch, tuple(leader_states), parts, delete, live_brokers,
-                                     metadata()))
+                queue.append(Request(kind, cepoch, bepoch, tuple(leader_states), parts, delete, callback,
+                                     live_brokers, metadata()))
             channels.append((bid, tuple(queue)))
         failures, errors, isr_changes = nxt(), nxt(), nxt()
+        submitted = ints(nxt())
         created = tuple(topics[nxt()] for _ in range(nxt()))
         requested = tuple(topics[nxt()] for _ in range(nxt()))
         return ClusterState(zk, controller, tuple(brokers), tuple(channels),
-                            Budget(failures, errors, isr_changes, created, requested))
+                            Budget(failures, errors, isr_changes, submitted, created, requested))
 
 
 def partition_name(tp: TopicPartition) -> str:

@@ -49,6 +49,7 @@ class Step:
         self.zk_delete_topics: set[str] = set(s.zk.delete_topics)
         self.zk_controller_epoch = s.zk.controller_epoch
         self.zk_isr_change_notifications: set[TopicPartition] = set(s.zk.isr_change_notifications)
+        self.zk_reassign_partitions: dict[TopicPartition, tuple[int, ...]] = dict(s.zk.reassign_partitions)
         # ControllerContext and TopicDeletionManager
         c = s.controller
         self.epoch = c.epoch
@@ -61,6 +62,7 @@ class Step:
         self.topics_ineligible_for_deletion: set[str] = set(c.topics_ineligible_for_deletion)
         self.topics_with_deletion_started: set[str] = set(c.topics_with_deletion_started)
         self.events: list[ControllerEvent] = list(c.events)
+        self.partitions_being_reassigned: dict[TopicPartition, tuple[int, ...]] = dict(c.partitions_being_reassigned)
         # brokers and channels
         self.brokers: dict[int, BrokerState] = {b.id: b for b in s.brokers}
         self.channels: dict[int, list[Request]] = {b: list(q) for b, q in s.channels}
@@ -69,6 +71,7 @@ class Step:
         self._leader_and_isr: dict[int, dict[TopicPartition, PartitionLeaderState]] = {}
         self._stop_replica: dict[int, list[TopicPartition]] = {}
         self._stop_replica_delete: dict[int, list[TopicPartition]] = {}
+        self._stop_replica_callbacks: set[tuple[int, TopicPartition]] = set()
         self._update_metadata_brokers: set[int] = set()
         self._update_metadata_states: dict[TopicPartition, MetadataPartitionState] = {}
         # the step's state-change log
@@ -80,6 +83,9 @@ class Step:
         self.elections: list[tuple[TopicPartition, int, int]] = []
         self.isr_updates: list[tuple[TopicPartition, int, tuple[int, ...], tuple[int, ...]]] = []
         self.zk_conflicts: list[TopicPartition] = []
+        self.reassignments_completed: list[TopicPartition] = []
+        self.partitions_added: list[TopicPartition] = []
+        self.additions_reverted: list[str] = []
         # The explorer's choice for this step: a partition leader's ISR write (leader, partition, follower,
         # kind) that lands between the controller's read of that znode and its conditional write.
         self.isr_race: tuple[int, TopicPartition, int, str] | None = None
@@ -94,6 +100,7 @@ class Step:
             delete_topics=tuple(sorted(self.zk_delete_topics)),
             controller_epoch=self.zk_controller_epoch,
             isr_change_notifications=tuple(sorted(self.zk_isr_change_notifications)),
+            reassign_partitions=sorted_items(self.zk_reassign_partitions),
         )
         controller = ControllerState(
             epoch=self.epoch,
@@ -106,11 +113,13 @@ class Step:
             topics_ineligible_for_deletion=tuple(sorted(self.topics_ineligible_for_deletion)),
             topics_with_deletion_started=tuple(sorted(self.topics_with_deletion_started)),
             events=tuple(self.events),
+            partitions_being_reassigned=sorted_items(self.partitions_being_reassigned),
         )
         log = StepLog(
             tuple(self.replica_transitions), tuple(self.illegal_transitions), tuple(self.messages),
             tuple(self.completed_deletions), tuple(self.deletion_retries), tuple(self.elections),
-            tuple(self.isr_updates), tuple(self.zk_conflicts),
+            tuple(self.isr_updates), tuple(self.zk_conflicts), tuple(self.reassignments_completed),
+            tuple(self.partitions_added), tuple(self.additions_reverted),
         )
         return ClusterState(
             zk=zk,
@@ -148,11 +157,26 @@ class Step:
         return topic in self.topics_to_be_deleted
 
     # ---- events ----
-    def enqueue_once(self, kind: EventKind) -> None:
+    def enqueue_once(self, kind: EventKind, *, topic: str = "", partition: TopicPartition | None = None) -> None:
         """A ZooKeeper watch fired. Watches are one-shot and re-armed when the handler re-reads the
-        znode, so while one event of this kind waits in the queue, further changes add nothing."""
-        if not any(e.kind is kind for e in self.events):
-            self.events.append(ControllerEvent(kind))
+        znode, so while one event of this kind (for this topic or partition) waits in the queue,
+        further changes add nothing."""
+        event = ControllerEvent(kind, topic=topic, partitions=() if partition is None else (partition,))
+        if event not in self.events:
+            self.events.append(event)
+
+    def partition_state_written(self, tp: TopicPartition) -> None:
+        """A partition-state znode was written. The data watch of a partition being reassigned
+        (``PartitionReassignmentIsrChangeHandler``, registered by ``maybeTriggerPartitionReassignment``
+        and read, hence armed, by ``onPartitionReassignment``) fires ``PartitionReassignmentIsrChange``."""
+        if tp in self.partitions_being_reassigned:
+            self.enqueue_once(EventKind.PartitionReassignmentIsrChange, partition=tp)
+
+    def topic_znode_written(self, topic: str) -> None:
+        """/brokers/topics/<topic> was written. ``PartitionModificationsHandler`` watches it for the
+        topics the controller knows (registered by TopicChange, unregistered by ``completeDeleteTopic``)."""
+        if topic in self.all_topics():
+            self.enqueue_once(EventKind.PartitionModifications, topic=topic)
 
     # ---- ControllerBrokerRequestBatch ----
     def add_leader_and_isr_request(self, brokers: Iterable[int], tp: TopicPartition, lai: LeaderAndIsr,
@@ -168,11 +192,15 @@ class Step:
                                                   lai.zk_version, lai.controller_epoch)
         self.add_update_metadata_request(self.live_or_shutting_down(), [tp])
 
-    def add_stop_replica_request(self, broker: int, tp: TopicPartition, delete: bool) -> None:
+    def add_stop_replica_request(self, broker: int, tp: TopicPartition, delete: bool, callback: bool = False) -> None:
+        """``addStopReplicaRequestForBrokers``; ``callback``: 2.0 – 2.2 attach the TopicDeletionManager's
+        response callback to the deletions it starts (reassignment's own deletions get a no-op one)."""
         target = self._stop_replica_delete if delete else self._stop_replica
         parts = target.setdefault(broker, [])
         if tp not in parts:
             parts.append(tp)
+        if callback:
+            self._stop_replica_callbacks.add((broker, tp))
 
     def add_update_metadata_request(self, brokers: Iterable[int], partitions: Iterable[TopicPartition] | None) -> None:
         """``addUpdateMetadataRequestForBrokers``: the partitions' leader and epoch from the
@@ -235,7 +263,8 @@ class Step:
             if batched_deletes:
                 if deletes:
                     queue.append(Request(RequestKind.StopReplica, self.epoch, broker_epoch,
-                                         partitions=tuple(sorted(deletes)), delete_partitions=True))
+                                         partitions=tuple(sorted(deletes)), delete_partitions=True,
+                                         deletion_callback=True))
                 if stops:
                     queue.append(Request(RequestKind.StopReplica, self.epoch, broker_epoch,
                                          partitions=tuple(sorted(stops)), delete_partitions=False))
@@ -245,10 +274,12 @@ class Step:
                                          partitions=tuple(sorted(stops)), delete_partitions=False))
                 for tp in deletes:
                     queue.append(Request(RequestKind.StopReplica, self.epoch, broker_epoch,
-                                         partitions=(tp,), delete_partitions=True))
+                                         partitions=(tp,), delete_partitions=True,
+                                         deletion_callback=(b, tp) in self._stop_replica_callbacks))
         self._leader_and_isr.clear()
         self._stop_replica.clear()
         self._stop_replica_delete.clear()
+        self._stop_replica_callbacks.clear()
         self._update_metadata_brokers.clear()
         self._update_metadata_states.clear()
 

@@ -3,20 +3,32 @@
 One controller step takes the event at the head of the ``ControllerEventManager`` queue and runs
 its ``process()``: BrokerChange (``onBrokerStartup`` / ``onBrokerFailure``), TopicChange
 (``onNewPartitionCreation``), TopicDeletion (``enqueueTopicsForDeletion``),
-TopicDeletionStopReplicaResponseReceived and IsrChangeNotification. Each handler reads ZooKeeper
-when it runs, as Kafka's do, so changes made while the event waited are seen.
+TopicDeletionStopReplicaResponseReceived, IsrChangeNotification, PartitionModifications, and the
+reassignment events of :mod:`model.partition_reassignment`. Each handler reads ZooKeeper when it
+runs, as Kafka's do, so changes made while the event waited are seen.
 """
 
 from __future__ import annotations
 
-from model import partition_state_machine, replica_state_machine, topic_deletion_manager
+from model import partition_reassignment, partition_state_machine, replica_state_machine, topic_deletion_manager
 from model.cluster import ControllerEvent, EventKind, Replica, TopicPartition
 from model.context import Step
 from model.states import PartitionState, ReplicaState
 
 
 def process_next_event(step: Step) -> ControllerEvent:
+    """``ControllerEventManager``'s thread: take the head event and process it. An exception out of the
+    handler is logged ("Uncaught error processing event") and ends the event; what it changed before
+    stays changed."""
     event = step.events.pop(0)
+    try:
+        _process(step, event)
+    except partition_reassignment.ControllerError as e:
+        step.messages.append(f"Uncaught error processing event {event.describe()}: {e}")
+    return event
+
+
+def _process(step: Step, event: ControllerEvent) -> None:
     if event.kind is EventKind.BrokerChange:
         process_broker_change(step)
     elif event.kind is EventKind.TopicChange:
@@ -27,7 +39,12 @@ def process_next_event(step: Step) -> ControllerEvent:
         process_topic_deletion_stop_replica_response(step, event)
     elif event.kind is EventKind.IsrChangeNotification:
         process_isr_change_notification(step)
-    return event
+    elif event.kind is EventKind.PartitionModifications:
+        process_partition_modifications(step, event.topic)
+    elif event.kind is EventKind.PartitionReassignment:
+        partition_reassignment.process_partition_reassignment(step)
+    elif event.kind is EventKind.PartitionReassignmentIsrChange:
+        partition_reassignment.process_partition_reassignment_isr_change(step, event.partitions[0])
 
 
 def process_broker_change(step: Step) -> None:
@@ -77,7 +94,7 @@ def on_broker_startup(step: Step, new: list[int]) -> None:
     replicas = step.replicas_on_brokers(set(new))
     replica_state_machine.handle_state_changes(step, replicas, ReplicaState.OnlineReplica)
     partition_state_machine.trigger_online_partition_state_change(step)
-    # Reassignments whose target includes a new broker are resumed here (not modelled yet).
+    partition_reassignment.resume_for_started_brokers(step, new)
     queued = sorted({r[0] for r in replicas if step.is_topic_queued_up_for_deletion(r[0])})
     if queued:
         topic_deletion_manager.resume_deletion_for_topics(step, queued)
@@ -142,7 +159,10 @@ def process_topic_deletion(step: Step) -> None:
     requested -= non_existent
     if step.scenario.delete_topic_enable:
         if requested:
-            # Topics with a partition being reassigned would be marked ineligible here (not modelled yet).
+            # A topic with a partition being reassigned is marked ineligible, which only takes effect
+            # for a topic already queued: marking comes before enqueueing (2.0 – 2.3).
+            reassigning = {tp[0] for tp in step.partitions_being_reassigned}
+            topic_deletion_manager.mark_topic_ineligible_for_deletion(step, sorted(requested & reassigning))
             topic_deletion_manager.enqueue_topics_for_deletion(step, sorted(requested))
     elif requested:
         step.messages.append(f"Removing {sorted(requested)} since delete topic is disabled")
@@ -174,3 +194,34 @@ def process_isr_change_notification(step: Step) -> None:
         if znode is not None:
             step.leadership[tp] = znode
     step.send_update_metadata_request(sorted(step.live_or_shutting_down()), partitions)
+
+
+def process_partition_modifications(step: Step, topic: str) -> None:
+    """``PartitionModifications.process``: /brokers/topics/<topic> changed. Partitions ZooKeeper lists
+    and the controller does not know are created (``onNewPartitionCreation``), unless the topic is
+    queued for deletion: then 2.0+ (KAFKA-6612) rewrite the znode without them
+    (``restorePartitionReplicaAssignment``), and 1.1 only logs and skips them.
+
+    Deviation: Kafka's restore keeps the partitions that have a ``/partitions/<p>`` znode, which the
+    controller creates with their first leader; the model keeps the partitions the controller knows.
+    They differ only for a partition that never had a live replica, which the model could not write
+    as a gap in the assignment.
+    """
+    in_zk = step.zk_topics.get(topic, ())
+    to_add = {(topic, p): reps for p, reps in enumerate(in_zk) if not step.assignment.get((topic, p))}
+    if step.is_topic_queued_up_for_deletion(topic):
+        if not to_add:
+            step.messages.append("Ignoring partition change during topic deletion as no new partitions are added")
+            return
+        step.messages.append(f"Skipping adding partitions {sorted(p for _, p in to_add)} for topic {topic} since "
+                             "it is currently being deleted")
+        if step.scenario.version >= (2, 0):
+            known = step.partitions_for_topic(topic)
+            step.zk_topics[topic] = tuple(in_zk[p] for _, p in known)
+            step.additions_reverted.append(topic)
+            step.topic_znode_written(topic)
+        return
+    if to_add:
+        step.assignment.update(to_add)
+        step.partitions_added.extend(sorted(to_add))
+        on_new_partition_creation(step, sorted(to_add))

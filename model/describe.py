@@ -48,11 +48,15 @@ def describe_changes(prev: ClusterState, nxt: ClusterState) -> list[str]:
     out += _diff_map("zk partition state", z0.partitions, z1.partitions, _tp, _lai)
     out += _diff_set("zk /admin/delete_topics", z0.delete_topics, z1.delete_topics)
     out += _diff_set("zk /isr_change_notification", z0.isr_change_notifications, z1.isr_change_notifications, _tp)
+    out += _diff_map("zk /admin/reassign_partitions", z0.reassign_partitions, z1.reassign_partitions, _tp,
+                     lambda r: str(list(r)))
     c0, c1 = prev.controller, nxt.controller
     out += _diff_set("controller liveBrokers", (b for b, _ in c0.live_brokers), (b for b, _ in c1.live_brokers))
     out += _diff_map("controller assignment", c0.assignments, c1.assignments, _tp, lambda r: str(list(r)))
     out += _diff_map("controller leadership", c0.leadership, c1.leadership, _tp, _lai)
     out += _diff_map("partition state", c0.partition_states, c1.partition_states, _tp, lambda s: s.name)
+    out += _diff_map("controller partitionsBeingReassigned", c0.partitions_being_reassigned,
+                     c1.partitions_being_reassigned, _tp, lambda r: str(list(r)))
     for r, before, after in nxt.log.replica_transitions:
         out.append(f"replica state {_replica(r)}: {before.name} -> {after.name}")
     out += _diff_set("topicsToBeDeleted", c0.topics_to_be_deleted, c1.topics_to_be_deleted)

@@ -86,6 +86,8 @@ def _deletion_callback(step: Step, broker: int, request: Request, storage_error:
     partitions = request.partitions
     if step.scenario.version >= (2, 3):
         partitions = tuple(tp for tp in partitions if tp[0] in step.topics_with_deletion_started)
+    elif not request.deletion_callback:
+        return  # 2.0 – 2.2: a reassignment's StopReplica(delete=true) has a callback that does nothing
     if partitions:
         step.events.append(ControllerEvent(EventKind.TopicDeletionStopReplicaResponseReceived,
                                            broker, partitions, storage_error, step.brokers[broker].epoch))
@@ -188,6 +190,22 @@ def _stop_replicas(b: BrokerState, request: Request, storage_error: bool) -> Bro
         partitions=tuple(h for h in b.partitions if h.partition not in stopped),
         logs=tuple(sorted(set(b.logs) - stopped)),
     )
+
+
+def admin_reassign_partitions(step: Step, index: int) -> None:
+    """``kafka-reassign-partitions.sh --execute`` (``ReassignPartitionsCommand.reassignPartitions``):
+    create /admin/reassign_partitions with the targets; its creation fires PartitionReassignment.
+
+    The tool refuses while the znode exists ("There is an existing assignment running") and checks
+    that the partitions exist and the target brokers are registered; the model offers the step only
+    while the znode is absent and the topic exists, and leaves out the broker check: a target broker
+    that dies after the check is the same situation for the controller.
+    """
+    command = step.scenario.reassignments[index]
+    step.zk_reassign_partitions = {(command.topic, p): reps for p, reps in command.targets}
+    step.enqueue_once(EventKind.PartitionReassignment)
+    step.budget = attrs.evolve(step.budget,
+                               reassignments_submitted=tuple(sorted((*step.budget.reassignments_submitted, index))))
 
 
 def admin_create_topic(step: Step, topic: str) -> None:

@@ -2,7 +2,8 @@
 
 Actions are either the controller step (process the event at the head of the queue) or
 environment steps (a broker applies its next request, or fails to delete a log; a partition
-leader shrinks or expands its ISR; a broker dies or restarts; an admin creates or deletes a topic).
+leader shrinks or expands its ISR; a broker dies or restarts; an admin creates or deletes a topic,
+or starts a partition reassignment).
 A controller step may also be taken with a leader's ISR write landing inside it, between the
 controller's read of that partition's znode and its conditional write (BADVERSION, then the
 retry): ``Action.isr_race``; such an action has no successor when the controller does not write
@@ -48,6 +49,7 @@ class Action:
     partition: int = -1
     replica: int = -1  # the follower leaving or joining the ISR
     isr_race: str = ""  # ControllerProcessEvent: the leader ISR change (kind) landing inside the step
+    command: int = -1  # AdminReassignPartitions: the index of the scenario's [[reassignments]] entry
 
     def isr_change(self) -> partition_leader.IsrChange:
         kind = self.isr_race or self.kind
@@ -103,6 +105,10 @@ class KafkaControllerModel:
             if (t.deleted_by_admin and t.name not in budget.deletions_requested
                     and state.zk.topic_assignment(t.name) is not None):
                 acts.append(Action("AdminDeleteTopic", topic=t.name))
+        if not state.zk.reassign_partitions:
+            for i, command in enumerate(sc.reassignments):
+                if i not in budget.reassignments_submitted and state.zk.topic_assignment(command.topic) is not None:
+                    acts.append(Action("AdminReassignPartitions", topic=command.topic, command=i))
         return acts
 
     def next_state(self, state: ClusterState, action: Action) -> ClusterState | None:
@@ -130,6 +136,8 @@ class KafkaControllerModel:
             environment.admin_create_topic(step, action.topic)
         elif kind == "AdminDeleteTopic":
             environment.admin_delete_topic(step, action.topic)
+        elif kind == "AdminReassignPartitions":
+            environment.admin_reassign_partitions(step, action.command)
         else:
             raise ValueError(f"unknown action {action!r}")
         environment.apply_update_metadata_at_heads(step)
@@ -158,6 +166,10 @@ class KafkaControllerModel:
             if action.isr_race:
                 return f"{action.kind}(with {action.isr_race}({change}) between a read and a write)"
             return f"{action.kind}({change})"
+        if action.command >= 0:
+            targets = ", ".join(f"{action.topic}-{p}: {list(reps)}"
+                                for p, reps in self.scenario.reassignments[action.command].targets)
+            return f"{action.kind}({targets})"
         if action.broker >= 0:
             return f"{action.kind}(broker={action.broker})"
         if action.topic:

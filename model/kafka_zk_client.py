@@ -33,4 +33,5 @@ def update_leader_and_isr(step: Step, tp: TopicPartition, read: LeaderAndIsr, le
         return None
     written = LeaderAndIsr(leader, read.leader_epoch + 1, isr, read.zk_version + 1, step.epoch)
     step.zk_partitions[tp] = written
+    step.partition_state_written(tp)
     return written

@@ -96,6 +96,7 @@ def update_isr(step: Step, change: IsrChange) -> bool:
     step.brokers[leader_id] = attrs.evolve(b, partitions=tuple(hosted if x.partition == tp else x
                                                                 for x in b.partitions))
     step.isr_updates.append((tp, leader_id, h.isr, new_isr))
+    step.partition_state_written(tp)
     step.zk_isr_change_notifications.add(tp)
     step.enqueue_once(EventKind.IsrChangeNotification)
     step.budget = attrs.evolve(step.budget, isr_changes=step.budget.isr_changes + 1)

@@ -2,8 +2,9 @@
 
 ``handle_state_changes`` mirrors ``PartitionStateMachine.handleStateChanges``. OnlinePartition from
 NewPartition initialises leader and ISR (``initializeLeaderAndIsrForPartitions``); from Online or
-Offline it runs an election (``electLeaderForPartitions``) with the given strategy. Only
-``OfflinePartitionLeaderElectionStrategy`` is used by the events modelled so far; the other
+Offline it runs an election (``electLeaderForPartitions``) with the given strategy:
+``OfflinePartitionLeaderElectionStrategy`` or ``ReassignPartitionLeaderElectionStrategy`` (2.3
+``Election.leaderForOffline`` / ``leaderForReassign``); the preferred and controlled-shutdown
 strategies' algorithms live in :mod:`model.election` and arrive with their events.
 
 Elections retry after BADVERSION as Kafka 1.1 – 2.3 do, with their bug: every partition of the call
@@ -16,14 +17,18 @@ from collections.abc import Iterable
 
 from model.cluster import LeaderAndIsr, TopicPartition
 from model.context import Step
-from model.election import offline_partition_leader_election
+from model.election import offline_partition_leader_election, reassign_partition_leader_election
 from model.kafka_zk_client import update_leader_and_isr
 from model.states import PARTITION_TABLE, PartitionState
 
 P = PartitionState
 
+OFFLINE = "OfflinePartitionLeaderElectionStrategy"
+REASSIGN = "ReassignPartitionLeaderElectionStrategy"
 
-def handle_state_changes(step: Step, partitions: Iterable[TopicPartition], target: PartitionState) -> None:
+
+def handle_state_changes(step: Step, partitions: Iterable[TopicPartition], target: PartitionState,
+                         strategy: str = OFFLINE) -> None:
     parts = sorted(set(partitions))
     if not parts:
         return
@@ -43,7 +48,7 @@ def handle_state_changes(step: Step, partitions: Iterable[TopicPartition], targe
         to_elect = [tp for tp in valid if step.partition_state[tp] in (P.OnlinePartition, P.OfflinePartition)]
         for tp in _initialize_leader_and_isr(step, uninitialized):
             step.partition_state[tp] = P.OnlinePartition
-        for tp in _elect_leader_for_partitions(step, to_elect):
+        for tp in _elect_leader_for_partitions(step, to_elect, strategy):
             step.partition_state[tp] = P.OnlinePartition
     else:
         for tp in valid:
@@ -82,7 +87,7 @@ def _initialize_leader_and_isr(step: Step, partitions: list[TopicPartition]) -> 
     return done
 
 
-def _elect_leader_for_partitions(step: Step, partitions: list[TopicPartition]) -> list[TopicPartition]:
+def _elect_leader_for_partitions(step: Step, partitions: list[TopicPartition], strategy: str) -> list[TopicPartition]:
     """``electLeaderForPartitions``: ``doElectLeaderForPartitions`` again while some write met BADVERSION.
 
     Kafka 1.1 – 2.3 pass the whole ``partitions`` to every retry, not the ``remaining`` ones (fixed in
@@ -93,15 +98,21 @@ def _elect_leader_for_partitions(step: Step, partitions: list[TopicPartition]) -
     elected: list[TopicPartition] = []
     remaining = partitions
     while remaining:
-        done, remaining = _do_elect_leader_for_partitions(step, partitions)
+        done, remaining = _do_elect_leader_for_partitions(step, partitions, strategy)
         elected += [tp for tp in done if tp not in elected]
     return elected
 
 
-def _do_elect_leader_for_partitions(step: Step, partitions: list[TopicPartition]
+def _do_elect_leader_for_partitions(step: Step, partitions: list[TopicPartition], strategy: str
                                     ) -> tuple[list[TopicPartition], list[TopicPartition]]:
-    """``doElectLeaderForPartitions`` with ``OfflinePartitionLeaderElectionStrategy``: the elected
-    partitions and those to retry after BADVERSION."""
+    """``doElectLeaderForPartitions``: the elected partitions and those to retry after BADVERSION.
+
+    Offline (``leaderForOffline``): the first live ISR member in AR order, else (unclean election
+    enabled) the first live replica, with the live part of the ISR (or just the new leader); the
+    live assigned replicas get LeaderAndIsr. Reassign (``leaderForReassign``): the first replica of
+    the reassignment target (RAR) that is live and in the ISR, ISR unchanged; every RAR replica is
+    a recipient (the batch drops the dead ones).
+    """
     done: list[TopicPartition] = []
     retry: list[TopicPartition] = []
     for tp in partitions:
@@ -115,26 +126,34 @@ def _do_elect_leader_for_partitions(step: Step, partitions: list[TopicPartition]
                                  f"by another controller (epoch {read.controller_epoch})")
             continue
         assigned = step.assignment[tp]
-        live_assigned = [b for b in assigned if step.is_replica_online(b)]
-        any_isr_live = any(step.is_replica_online(b) for b in read.isr)
-        unclean = (not any_isr_live) and step.scenario.unclean_leader_election_enable
-        leader = offline_partition_leader_election(assigned, read.isr, live_assigned, unclean)
+        leader: int | None
+        if strategy == REASSIGN:
+            target = step.partitions_being_reassigned[tp]
+            recipients = list(target)
+            leader = reassign_partition_leader_election(
+                target, read.isr, [b for b in target if step.is_replica_online(b)])
+            new_isr = read.isr
+        else:
+            recipients = [b for b in assigned if step.is_replica_online(b)]
+            any_isr_live = any(step.is_replica_online(b) for b in read.isr)
+            unclean = (not any_isr_live) and step.scenario.unclean_leader_election_enable
+            leader = offline_partition_leader_election(assigned, read.isr, recipients, unclean)
+            if leader is not None and leader in read.isr:
+                new_isr = tuple(b for b in read.isr if step.is_replica_online(b))
+            elif leader is not None:
+                new_isr = (leader,)
+                step.messages.append(f"Unclean leader election: {leader} becomes leader of {tp[0]}-{tp[1]} "
+                                     "from outside the ISR (data loss possible)")
         if leader is None:
             step.messages.append(f"StateChangeFailedException: Failed to elect leader for partition "
-                                 f"{tp[0]}-{tp[1]} under strategy OfflinePartitionLeaderElectionStrategy")
+                                 f"{tp[0]}-{tp[1]} under strategy {strategy}")
             continue
-        if leader in read.isr:
-            new_isr = tuple(b for b in read.isr if step.is_replica_online(b))
-        else:
-            new_isr = (leader,)
-            step.messages.append(f"Unclean leader election: {leader} becomes leader of {tp[0]}-{tp[1]} "
-                                 "from outside the ISR (data loss possible)")
         written = update_leader_and_isr(step, tp, read, leader, new_isr)
         if written is None:
             retry.append(tp)
             continue
         step.leadership[tp] = written
-        step.add_leader_and_isr_request(live_assigned, tp, written, assigned, is_new=False)
+        step.add_leader_and_isr_request(recipients, tp, written, assigned, is_new=False)
         step.elections.append((tp, read.leader, leader))
         done.append(tp)
     return done, retry

@@ -31,18 +31,22 @@ def set_replica_state(step: Step, replica: Replica, target: ReplicaState) -> Non
         step.replica_state[replica] = target
 
 
-def handle_state_changes(step: Step, replicas: Iterable[Replica], target: ReplicaState) -> None:
+def handle_state_changes(step: Step, replicas: Iterable[Replica], target: ReplicaState,
+                         deletion_callback: bool = False) -> None:
+    """``handleStateChanges``; ``deletion_callback`` stands for the TopicDeletionManager's response
+    callback on ReplicaDeletionStarted (2.0 – 2.2 pass it explicitly; reassignment passes none)."""
     by_broker: dict[int, list[Replica]] = {}
     for r in replicas:
         by_broker.setdefault(r[2], []).append(r)
     if not by_broker:
         return
     for broker in sorted(by_broker):
-        _do_handle_state_changes(step, broker, by_broker[broker], target)
+        _do_handle_state_changes(step, broker, by_broker[broker], target, deletion_callback)
     step.send_requests_to_brokers()
 
 
-def _do_handle_state_changes(step: Step, broker: int, replicas: Sequence[Replica], target: ReplicaState) -> None:
+def _do_handle_state_changes(step: Step, broker: int, replicas: Sequence[Replica], target: ReplicaState,
+                             deletion_callback: bool) -> None:
     valid: list[Replica] = []
     allowed = step.replica_table[target]
     for r in replicas:
@@ -103,7 +107,7 @@ def _do_handle_state_changes(step: Step, broker: int, replicas: Sequence[Replica
     elif target is R.ReplicaDeletionStarted:
         for r in valid:
             set_replica_state(step, r, R.ReplicaDeletionStarted)
-            step.add_stop_replica_request(broker, (r[0], r[1]), delete=True)
+            step.add_stop_replica_request(broker, (r[0], r[1]), delete=True, callback=deletion_callback)
     elif target in (R.ReplicaDeletionIneligible, R.ReplicaDeletionSuccessful):
         for r in valid:
             set_replica_state(step, r, target)

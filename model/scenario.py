@@ -152,6 +152,14 @@ class Bounds:
 
 
 @attrs.frozen
+class Reassignment:
+    """One run of ``kafka-reassign-partitions.sh --execute``: the target replicas (RAR) by partition."""
+
+    topic: str
+    targets: tuple[tuple[int, tuple[int, ...]], ...]  # (partition, target replicas), by partition
+
+
+@attrs.frozen
 class Scenario:
     name: str
     description: str
@@ -163,6 +171,7 @@ class Scenario:
     bounds: Bounds
     properties: tuple[str, ...] | None  # None: every registered property
     bugs: frozenset[str]
+    reassignments: tuple[Reassignment, ...]  # admin commands, each run at most once
     source: str = attrs.field(eq=False, repr=False)  # the TOML text, shipped to Spark workers
 
     @property
@@ -191,7 +200,8 @@ class Scenario:
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
-_TOP_KEYS = {"name", "description", "cluster", "topics", "kafka", "bounds", "check", "bugs"}
+_TOP_KEYS = {"name", "description", "cluster", "topics", "reassignments", "kafka", "bounds", "check", "bugs"}
+_REASSIGNMENT_KEYS = {"topic", "partitions"}
 _CLUSTER_KEYS = {"brokers"}
 _BROKER_KEYS = {"id", "rack"}
 _TOPIC_KEYS = {
@@ -327,8 +337,45 @@ def load_scenario(text: str, default_name: str = "scenario") -> Scenario:
         bounds=bounds,
         properties=properties,
         bugs=frozenset(bugs),
+        reassignments=tuple(_reassignment(r, i, topics, brokers)
+                            for i, r in enumerate(_array_of_tables(doc, "reassignments"))),
         source=text,
     )
+
+
+def _reassignment(raw: Any, index: int, topics: Sequence[Topic], brokers: Sequence[Broker]) -> Reassignment:
+    """A ``[[reassignments]]`` entry: ``topic = "t"`` and ``partitions = { 0 = [1, 2] }`` (target replicas by
+    partition), checked as ``ReassignPartitionsCommand.parseAndValidate`` would."""
+    where = f"[[reassignments]] entry {index + 1}"
+    if not isinstance(raw, dict):
+        raise ScenarioError(f"{where} must be a table.")
+    _check_keys(raw, _REASSIGNMENT_KEYS, where)
+    topic = raw.get("topic")
+    known = {t.name: t for t in topics}
+    if topic not in known:
+        raise ScenarioError(f"{where}: topic = {topic!r} is not one of the [[topics]]; name a declared topic.")
+    parts = raw.get("partitions")
+    if not isinstance(parts, dict) or not parts:
+        raise ScenarioError(f"{where} needs partitions = {{ 0 = [1, 2] }} (target replicas by partition).")
+    ids = {b.id for b in brokers}
+    targets: list[tuple[int, tuple[int, ...]]] = []
+    for key, reps in parts.items():
+        if not key.isdigit() or int(key) >= known[topic].partitions:
+            raise ScenarioError(f"{where}: partition {key!r} is not a partition of topic {topic!r} "
+                                f"(0 to {known[topic].partitions - 1}).")
+        if (not isinstance(reps, list) or not reps
+                or not all(isinstance(r, int) and not isinstance(r, bool) for r in reps)):
+            raise ScenarioError(f"{where}: partition {key} needs a non-empty list of broker ids (Kafka: Partition "
+                                "replica list cannot be empty).")
+        if len(set(reps)) != len(reps):
+            raise ScenarioError(f"{where}: partition {key} lists a broker twice (Kafka: Partition replica lists may "
+                                "not contain duplicate entries).")
+        unknown = sorted(set(reps) - ids)
+        if unknown:
+            raise ScenarioError(f"{where}: partition {key} names brokers {unknown} that are not in [cluster] brokers "
+                                "(Kafka: The proposed assignment contains non-existent brokerIDs).")
+        targets.append((int(key), tuple(reps)))
+    return Reassignment(topic, tuple(sorted(targets)))
 
 
 def _brokers(doc: Mapping[str, Any]) -> tuple[Broker, ...]:

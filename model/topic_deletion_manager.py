@@ -132,7 +132,7 @@ def start_replica_deletion(step: Step, replicas: list[Replica]) -> None:
         retry = [r for r in alive if r not in succeeded]
         replica_state_machine.handle_state_changes(step, dead, R.ReplicaDeletionIneligible)
         replica_state_machine.handle_state_changes(step, retry, R.OfflineReplica)
-        replica_state_machine.handle_state_changes(step, retry, R.ReplicaDeletionStarted)
+        replica_state_machine.handle_state_changes(step, retry, R.ReplicaDeletionStarted, deletion_callback=True)
         if dead:
             mark_topic_ineligible_for_deletion(step, [topic])
 

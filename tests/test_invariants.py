@@ -119,6 +119,9 @@ VIOLATIONS: list[tuple[str, str, str, Builder, dict[str, Any]]] = [
     ("leader_in_isr", "controller-cache-only", SCENARIO,
      lambda s: (set_lai(s, LAI(1, 1, (0,), 1, 1), zk=False),),
      {"partition": "t-0", "leader": 1, "where": "controller"}),
+    ("leader_in_assignment", "leader-outside-the-assignment", SCENARIO,
+     lambda s: (set_lai(s, LAI(2, 1, (0, 1, 2), 1, 1)),),
+     {"partition": "t-0", "leader": 2, "assignment": [0, 1]}),
     ("isr_never_empty", "empty-isr", SCENARIO,
      lambda s: (set_lai(s, LAI(-1, 1, (), 1, 1)),),
      {"partition": "t-0", "leader": -1}),
@@ -196,6 +199,10 @@ QUIESCENCE: list[tuple[str, str, Builder, dict[str, Any]]] = [
     ("metadata_caches_current_when_idle", "partition-missing-from-a-cache",
      lambda s: (set_broker(s, attrs.evolve(s.broker(2), metadata_partitions=())),),
      {"broker": 2, "partition": "t-0", "metadata_cache": "absent"}),
+    ("reassignment_finishes_when_targets_alive", "reassignment-left-behind",
+     lambda s: (set_zk(s, reassign_partitions=((("t", 0), (1, 2)),)),),
+     {"partition": "t-0", "target_replicas": [1, 2], "in_reassign_partitions_znode": True,
+      "in_controller_context": False}),
     ("leader_elected_when_isr_member_alive", "never-initialised",
      lambda s: (set_zk(s, partitions=()),),
      {"partition": "t-0", "problem": "no leader and ISR were ever initialised"}),
@@ -357,6 +364,11 @@ def test_deletion_quiescence_property_ignores_topics_with_a_dead_replica() -> No
         ("sometimes_deletion_retried", StepLog(deletion_retries=("t",)), {"topic": "t"}),
         ("sometimes_leader_reelected", StepLog(elections=((("t", 0), 0, 1),)),
          {"partition": "t-0", "old_leader": 0, "new_leader": 1}),
+        ("sometimes_isr_reexpanded", StepLog(isr_updates=((("t", 0), 0, (0,), (0, 1)),)),
+         {"partition": "t-0", "leader": 0, "isr": [[0], [0, 1]]}),
+        ("sometimes_isr_write_conflict", StepLog(zk_conflicts=(("t", 0),)), {"partition": "t-0"}),
+        ("sometimes_reassignment_completes", StepLog(reassignments_completed=(("t", 0),)),
+         {"partition": "t-0", "assignment": [0, 1]}),
     ],
 )
 def test_sometimes_property_finds_its_example_in_the_step_log(name: str, log: StepLog,
@@ -422,3 +434,18 @@ def test_bounced_broker_is_missed_before_2_2_and_detected_from_2_2() -> None:
     assert violation.evidence["broker_view"] == "not hosted"
     after = run_bfs(model_for(load_scenario(text.replace('version = "2.1"', 'version = "2.2"'))))
     assert after.outcome is Outcome.OK
+
+
+def test_reassignment_property_waits_for_followers_that_can_still_catch_up() -> None:
+    """reassignment_finishes_when_targets_alive judges nothing while a leader could still add a caught-up follower
+    to its ISR (the follower catching up is assumed to happen), nor a partition whose leader is down."""
+    scenario = scenario_of(SCENARIO)
+    check = check_of("reassignment_finishes_when_targets_alive", scenario)
+    s = set_zk(initial_of(scenario), reassign_partitions=((("t", 0), (0, 1)),))
+    assert check(s) is not None
+    leader = s.broker(0)
+    shrunk = tuple(attrs.evolve(h, isr=(0,)) for h in leader.partitions)
+    s_lagging = set_broker(s, attrs.evolve(leader, partitions=shrunk))
+    assert check(s_lagging) is None  # broker 1 follows at the leader's epoch: it can join the ISR
+    no_leader = set_lai(s, LAI(-1, 1, (0,), 1, 1))
+    assert check(no_leader) is None

@@ -74,6 +74,19 @@ BAD_SCENARIOS = [
      ["'..'", 'Topic name cannot be "." or ".."']),
     ("topic-name-250", BROKERS + f'[[topics]]\nname = "{"x" * 250}"\nreplicas = [[0]]\n',
      ["InvalidTopicException", "it can't be longer than 249 characters"]),
+    ("negative-isr-changes", GOOD + "[bounds]\nisr_changes = -1\n", ["[bounds]", "isr_changes = -1"]),
+    ("reassignment-unknown-topic", GOOD + '[[reassignments]]\ntopic = "u"\npartitions = { 0 = [1] }\n',
+     ["[[reassignments]] entry 1", "'u'"]),
+    ("reassignment-unknown-partition", GOOD + '[[reassignments]]\ntopic = "t"\npartitions = { 3 = [1] }\n',
+     ["[[reassignments]] entry 1", "'3'", "0 to 0"]),
+    ("reassignment-empty-replicas", GOOD + '[[reassignments]]\ntopic = "t"\npartitions = { 0 = [] }\n',
+     ["partition 0", "Partition replica list cannot be empty"]),
+    ("reassignment-duplicate-broker", GOOD + '[[reassignments]]\ntopic = "t"\npartitions = { 0 = [1, 1] }\n',
+     ["partition 0", "may not contain duplicate entries"]),
+    ("reassignment-unknown-broker", GOOD + '[[reassignments]]\ntopic = "t"\npartitions = { 0 = [1, 9] }\n',
+     ["partition 0", "[9]", "non-existent brokerIDs"]),
+    ("reassignment-unknown-key", GOOD + '[[reassignments]]\ntopic = "t"\npartitions = { 0 = [1] }\nthrottle = 1\n',
+     ["'throttle'", "[[reassignments]] entry 1"]),
 ]
 
 

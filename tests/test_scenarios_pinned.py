@@ -30,17 +30,19 @@ class Pinned:
     never_found: tuple[str, ...] = ()
 
 
-#: The sometimes properties a scenario without ISR changes (and without a [check] list) reports as never found.
-NO_ISR_CHANGES = ("sometimes_isr_reexpanded", "sometimes_isr_write_conflict")
+#: Sometimes properties a scenario without a [check] list reports as never found when it has no reassignment,
+#: and no ISR changes either.
+NO_REASSIGNMENT = ("sometimes_reassignment_completes",)
+NO_ISR_CHANGES = ("sometimes_isr_reexpanded", "sometimes_isr_write_conflict", *NO_REASSIGNMENT)
 
 PINNED: dict[str, Pinned] = {
     "default": Pinned(Outcome.OK, distinct=169163, generated=461141, depth=28, queue=0, discoveries={
         "sometimes_isr_write_conflict": 2, "sometimes_leader_reelected": 2, "sometimes_isr_reexpanded": 6,
-        "sometimes_deletion_retried": 10, "sometimes_deletion_completes": 11}),
+        "sometimes_deletion_retried": 10, "sometimes_deletion_completes": 11}, never_found=NO_REASSIGNMENT),
     "delete-disabled": Pinned(Outcome.OK, distinct=144, generated=267, depth=10, queue=0,
                               discoveries={"sometimes_leader_reelected": 2},
                               never_found=("sometimes_deletion_completes", "sometimes_deletion_retried",
-                                           "sometimes_isr_reexpanded", "sometimes_isr_write_conflict")),
+                                           *NO_ISR_CHANGES)),
     "deletion-3brokers": Pinned(Outcome.OK, distinct=6395, generated=14312, depth=23, queue=0, discoveries={
         "sometimes_leader_reelected": 2, "sometimes_deletion_retried": 10, "sometimes_deletion_completes": 11},
         never_found=NO_ISR_CHANGES),
@@ -53,6 +55,11 @@ PINNED: dict[str, Pinned] = {
     "planted-complete-on-first-success": Pinned(
         Outcome.VIOLATION, distinct=144, generated=223, depth=5, queue=61,
         discoveries={"deletion_completes_only_when_all_replicas_succeeded": 5}),
+    "reassignment": Pinned(Outcome.OK, distinct=18022, generated=54647, depth=28, queue=0, discoveries={
+        "sometimes_leader_reelected": 2, "sometimes_isr_reexpanded": 5, "sometimes_reassignment_completes": 7}),
+    "reassignment-during-deletion": Pinned(Outcome.VIOLATION, distinct=3556, generated=8340, depth=18, queue=42,
+                                           discoveries={"sometimes_deletion_completes": 5,
+                                                        "reassignment_finishes_when_targets_alive": 17}),
     "racks": Pinned(Outcome.OK, distinct=8650, generated=22540, depth=23, queue=0, discoveries={
         "sometimes_leader_reelected": 4, "sometimes_deletion_retried": 14, "sometimes_deletion_completes": 16},
         never_found=NO_ISR_CHANGES),
@@ -121,7 +128,7 @@ def test_default_finds_every_sometimes_property_of_its_events() -> None:
     """The default scenario is not vacuous: it re-elects a leader, retries a deletion and completes one, a
     leader re-expands its ISR, and a controller write meets BADVERSION."""
     _, result = explored("default")
-    assert result.never_found == ()
+    assert result.never_found == NO_REASSIGNMENT
     assert {d.property for d in result.discoveries} == {
         "sometimes_leader_reelected", "sometimes_deletion_retried", "sometimes_deletion_completes",
         "sometimes_isr_reexpanded", "sometimes_isr_write_conflict"}
