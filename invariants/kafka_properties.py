@@ -93,6 +93,30 @@ def _deletion_completes(scenario: Scenario) -> Check:
     return check
 
 
+@register("recreated_topic_never_adopts_stray_log", ACTION_ALWAYS, "protocol",
+          "no broker takes up, through a LeaderAndIsr after the topic was re-created, a partition whose log on "
+          "its disk is left from the earlier topic of that name")
+def _no_stray_adoption(scenario: Scenario) -> Check:
+    """Kafka 2.x has no topic IDs (KIP-516 came with 2.8/3.x): a log of a deleted topic that survived its
+    deletion (``no_stray_logs_when_idle``) is, for a broker, simply the log of the partition of that
+    name, so a LeaderAndIsr for the re-created topic makes the broker lead, or follow, on the old
+    topic's data (``getOrCreateReplica`` finds the log). The logs on disk when an admin re-created the
+    topic are tracked in :class:`~model.cluster.History` until a StopReplica(delete) removes them; the
+    violation is the step in which a broker applies a LeaderAndIsr onto one."""
+
+    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
+        for broker, tp in nxt.history.stray_logs:
+            after = nxt.broker(broker).hosted(tp)
+            before = prev.broker(broker).hosted(tp)
+            if after is not None and (broker, tp) in prev.history.stray_logs and (
+                    before is None or (before.leader_epoch, before.leader) != (after.leader_epoch, after.leader)):
+                return {"broker": broker, "partition": _tp(tp), "leader": after.leader,
+                        "leader_epoch": after.leader_epoch}
+        return None
+
+    return check
+
+
 @register("leader_in_isr", ALWAYS, "protocol",
           "every partition's leader (ZooKeeper and controller cache) is NoLeader or a member of its ISR")
 def _leader_in_isr(scenario: Scenario) -> Check:
@@ -520,5 +544,35 @@ def _sometimes_reassignment(scenario: Scenario) -> Check:
             return None
         tp = nxt.log.reassignments_completed[0]
         return {"partition": _tp(tp), "assignment": list(nxt.zk.replicas(tp) or ())}
+
+    return check
+
+
+@register("sometimes_partitions_added", ACTION_SOMETIMES, "sometimes",
+          "some partition added by an admin (kafka-topics --alter --partitions) is created by the controller")
+def _sometimes_added(scenario: Scenario) -> Check:
+    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
+        return {"partition": _tp(nxt.log.partitions_added[0])} if nxt.log.partitions_added else None
+
+    return check
+
+
+@register("sometimes_partition_addition_reverted", ACTION_SOMETIMES, "sometimes",
+          "some partitions added to a topic queued for deletion are taken out of its znode again (KAFKA-6612)")
+def _sometimes_reverted(scenario: Scenario) -> Check:
+    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
+        return {"topic": nxt.log.additions_reverted[0]} if nxt.log.additions_reverted else None
+
+    return check
+
+
+@register("sometimes_topic_recreated", ACTION_SOMETIMES, "sometimes",
+          "some topic deleted earlier in the run is created again under the same name")
+def _sometimes_recreated(scenario: Scenario) -> Check:
+    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
+        for topic in nxt.log.topics_created:
+            if topic in nxt.budget.topics_recreated:
+                return {"topic": topic}
+        return None
 
     return check

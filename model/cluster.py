@@ -17,6 +17,8 @@ states are equal values and encode to equal bytes. The four parts follow DESIGN.
   epoch of each partition, as UpdateMetadata requests told it) and the logs on its disks.
 * ``channels`` are the ``ControllerChannelManager`` per-broker request queues: requests sent and
   not yet applied by the broker.
+* :class:`Budget` counts the environment's steps against the scenario's bounds, and
+  :class:`History` keeps what properties must know of the past (kmc's, not Kafka's).
 
 Deviations, on purpose: a broker epoch is the count of the broker's registrations, not the czxid
 of its znode (the controller only compares epochs of one broker id, so a per-broker counter orders
@@ -255,7 +257,21 @@ class Budget:
     isr_changes: int = 0  # ISR shrinks and expansions written by partition leaders
     reassignments_submitted: tuple[int, ...] = ()  # indexes of the scenario's [[reassignments]] run
     topics_created: tuple[str, ...] = ()  # topics an admin created during the run
-    deletions_requested: tuple[str, ...] = ()  # topics an admin asked to delete
+    deletions_requested: tuple[str, ...] = ()  # topics an admin asked to delete, once per incarnation
+    partitions_added: tuple[str, ...] = ()  # topics an admin gave more partitions
+    topics_recreated: tuple[str, ...] = ()  # topics an admin created again after their deletion
+
+
+@attrs.frozen
+class History:
+    """kmc's history variables: not Kafka state, but what properties need to know of the past.
+
+    ``stray_logs``: the logs (broker, partition) that were on a broker's disk when an admin re-created
+    their topic, i.e. logs of the earlier topic of that name, until a StopReplica(delete) removes them.
+    Kafka 2.x has no topic IDs: a broker asked to host the partition again uses such a log as it is.
+    """
+
+    stray_logs: tuple[tuple[int, TopicPartition], ...] = ()
 
 
 @attrs.frozen
@@ -274,6 +290,7 @@ class StepLog:
     zk_conflicts: tuple[TopicPartition, ...] = ()  # controller writes that met BADVERSION and were retried
     reassignments_completed: tuple[TopicPartition, ...] = ()
     partitions_added: tuple[TopicPartition, ...] = ()  # created by PartitionModifications
+    topics_created: tuple[str, ...] = ()  # created by TopicChange
     additions_reverted: tuple[str, ...] = ()  # topics whose added partitions were taken back (KAFKA-6612)
 
 
@@ -284,6 +301,7 @@ class ClusterState:
     brokers: tuple[BrokerState, ...]  # sorted by id
     channels: tuple[tuple[int, tuple[Request, ...]], ...]  # broker id -> queued requests
     budget: Budget
+    history: History = History()
     log: StepLog = attrs.field(factory=StepLog, eq=False, repr=False)
 
     def broker(self, broker_id: int) -> BrokerState:
@@ -446,9 +464,14 @@ class Codec:
         w(bud.isr_changes)
         w(len(bud.reassignments_submitted))
         out.extend(bud.reassignments_submitted)
-        for names in (bud.topics_created, bud.deletions_requested):
+        for names in (bud.topics_created, bud.deletions_requested, bud.partitions_added, bud.topics_recreated):
             w(len(names))
             out.extend(ti[t] for t in names)
+        w(len(s.history.stray_logs))
+        for b, (t, p) in s.history.stray_logs:
+            w(b)
+            w(ti[t])
+            w(p)
         return array("i", out).tobytes()
 
     def _replica_lists(self, out: list[int], lists: tuple[tuple[TopicPartition, tuple[int, ...]], ...]) -> None:
@@ -548,10 +571,11 @@ class Codec:
             channels.append((bid, tuple(queue)))
         failures, errors, isr_changes = nxt(), nxt(), nxt()
         submitted = ints(nxt())
-        created = tuple(topics[nxt()] for _ in range(nxt()))
-        requested = tuple(topics[nxt()] for _ in range(nxt()))
+        created, requested, added, recreated = (tuple(topics[nxt()] for _ in range(nxt())) for _ in range(4))
+        stray = tuple((nxt(), tp()) for _ in range(nxt()))
         return ClusterState(zk, controller, tuple(brokers), tuple(channels),
-                            Budget(failures, errors, isr_changes, submitted, created, requested))
+                            Budget(failures, errors, isr_changes, submitted, created, requested, added, recreated),
+                            History(stray))
 
 
 def partition_name(tp: TopicPartition) -> str:

@@ -23,6 +23,7 @@ from model.cluster import (
     ControllerEvent,
     ControllerState,
     EventKind,
+    History,
     LeaderAndIsr,
     MetadataPartitionState,
     PartitionLeaderState,
@@ -67,6 +68,7 @@ class Step:
         self.brokers: dict[int, BrokerState] = {b.id: b for b in s.brokers}
         self.channels: dict[int, list[Request]] = {b: list(q) for b, q in s.channels}
         self.budget = s.budget
+        self.stray_logs: set[tuple[int, TopicPartition]] = set(s.history.stray_logs)
         # ControllerBrokerRequestBatch
         self._leader_and_isr: dict[int, dict[TopicPartition, PartitionLeaderState]] = {}
         self._stop_replica: dict[int, list[TopicPartition]] = {}
@@ -86,6 +88,7 @@ class Step:
         self.reassignments_completed: list[TopicPartition] = []
         self.partitions_added: list[TopicPartition] = []
         self.additions_reverted: list[str] = []
+        self.topics_created: list[str] = []
         # The explorer's choice for this step: a partition leader's ISR write (leader, partition, follower,
         # kind) that lands between the controller's read of that znode and its conditional write.
         self.isr_race: tuple[int, TopicPartition, int, str] | None = None
@@ -116,10 +119,18 @@ class Step:
             partitions_being_reassigned=sorted_items(self.partitions_being_reassigned),
         )
         log = StepLog(
-            tuple(self.replica_transitions), tuple(self.illegal_transitions), tuple(self.messages),
-            tuple(self.completed_deletions), tuple(self.deletion_retries), tuple(self.elections),
-            tuple(self.isr_updates), tuple(self.zk_conflicts), tuple(self.reassignments_completed),
-            tuple(self.partitions_added), tuple(self.additions_reverted),
+            replica_transitions=tuple(self.replica_transitions),
+            illegal_transitions=tuple(self.illegal_transitions),
+            messages=tuple(self.messages),
+            completed_deletions=tuple(self.completed_deletions),
+            deletion_retries=tuple(self.deletion_retries),
+            elections=tuple(self.elections),
+            isr_updates=tuple(self.isr_updates),
+            zk_conflicts=tuple(self.zk_conflicts),
+            reassignments_completed=tuple(self.reassignments_completed),
+            partitions_added=tuple(self.partitions_added),
+            topics_created=tuple(self.topics_created),
+            additions_reverted=tuple(self.additions_reverted),
         )
         return ClusterState(
             zk=zk,
@@ -127,6 +138,7 @@ class Step:
             brokers=tuple(self.brokers[b] for b in sorted(self.brokers)),
             channels=tuple((b, tuple(q)) for b, q in sorted(self.channels.items()) if q),
             budget=self.budget,
+            history=History(tuple(sorted(self.stray_logs))),
             log=log,
         )
 

@@ -6,6 +6,13 @@ its ``process()``: BrokerChange (``onBrokerStartup`` / ``onBrokerFailure``), Top
 TopicDeletionStopReplicaResponseReceived, IsrChangeNotification, PartitionModifications, and the
 reassignment events of :mod:`model.partition_reassignment`. Each handler reads ZooKeeper when it
 runs, as Kafka's do, so changes made while the event waited are seen.
+
+Deviation: ``ControllerContext.allTopics`` is derived from the assignments the controller knows.
+Kafka keeps it as its own set, written only by TopicChange (and ``removeTopic``); the two differ
+when a PartitionModifications event queued before a topic's deletion runs after the topic was
+re-created and creates its partitions before TopicChange sees the topic: Kafka's TopicChange then
+runs ``onNewPartitionCreation`` for them a second time (invalid transitions logged, one more
+election), the model's does not.
 """
 
 from __future__ import annotations
@@ -129,6 +136,7 @@ def process_topic_change(step: Step) -> None:
         topic_deletion_manager.remove_topic(step, topic)
     new_partitions: list[TopicPartition] = []
     for topic in sorted(in_zk - known):
+        step.topics_created.append(topic)
         for p, replicas in enumerate(step.zk_topics[topic]):
             step.assignment[(topic, p)] = replicas
             new_partitions.append((topic, p))

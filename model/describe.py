@@ -82,6 +82,8 @@ def describe_changes(prev: ClusterState, nxt: ClusterState) -> list[str]:
         q0, q1 = ch0.get(b, ()), ch1.get(b, ())
         if q0 != q1:
             out.append(f"channel to broker {b}: [{'; '.join(r.describe() for r in q1)}]")
+    out += _diff_set("kmc history: stray logs (broker, partition) of re-created topics",
+                     prev.history.stray_logs, nxt.history.stray_logs, lambda x: f"{x[0]}:{_tp(x[1])}")
     for r, current, target in nxt.log.illegal_transitions:
         out.append(f"state-change log: illegal transition of {_replica(r)} from {current.name} to {target.name}")
     for m in nxt.log.messages:

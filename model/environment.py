@@ -16,8 +16,11 @@ giving it a step of its own would add interleavings and no behaviour.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import attrs
 
+from model import assignment as kafka_assignment
 from model.cluster import (
     LEADER_DURING_DELETE,
     NO_LEADER,
@@ -29,6 +32,7 @@ from model.cluster import (
     RequestKind,
 )
 from model.context import Step
+from model.scenario import Scenario
 
 
 def broker_failure(step: Step, broker: int) -> None:
@@ -68,6 +72,8 @@ def broker_apply_request(step: Step, broker: int, *, storage_error: bool = False
         step.brokers[broker] = _update_metadata(b, request)
     else:
         step.brokers[broker] = _stop_replicas(b, request, storage_error)
+        if request.delete_partitions and not storage_error:
+            step.stray_logs -= {(broker, tp) for tp in request.partitions}
     if request.kind is RequestKind.StopReplica and request.delete_partitions and not stale:
         _deletion_callback(step, broker, request, storage_error)
     return request
@@ -208,6 +214,44 @@ def admin_reassign_partitions(step: Step, index: int) -> None:
                                reassignments_submitted=tuple(sorted((*step.budget.reassignments_submitted, index))))
 
 
+def added_partitions(scenario: Scenario, zk_brokers: Iterable[int], existing: tuple[tuple[int, ...], ...],
+                     topic: str) -> tuple[tuple[int, ...], ...] | None:
+    """The replicas of the partitions ``kafka-topics --alter --partitions N`` (``ZookeeperTopicService
+    .alterTopic`` 2.3) would add to ``existing``: ``AdminZkClient.addPartitions`` over the registered
+    brokers sorted by id (``getBrokerMetadatas``), from the start index of partition 0's leader; None
+    when the command would fail (an admin error such as a replication factor above the live brokers)."""
+    racks = scenario.racks
+    brokers = [kafka_assignment.BrokerMetadata(b, racks[b]) for b in sorted(zk_brokers)]
+    try:
+        added = kafka_assignment.add_partitions_assignment(
+            dict(enumerate(existing)), brokers, scenario.topic(topic).add_partitions, topic=topic)
+    except kafka_assignment.KafkaAdminError:
+        return None
+    return tuple(tuple(added[p]) for p in sorted(added))
+
+
+def admin_add_partitions(step: Step, topic: str) -> None:
+    """``kafka-topics --alter --partitions N``: rewrite /brokers/topics/<topic> with the added partitions
+    (``writeTopicPartitionAssignment(isUpdate = true)``), which fires PartitionModifications."""
+    existing = step.zk_topics[topic]
+    added = added_partitions(step.scenario, step.zk_brokers, existing, topic)
+    assert added is not None, "offered only when the command succeeds"
+    step.zk_topics[topic] = (*existing, *added)
+    step.topic_znode_written(topic)
+    step.budget = attrs.evolve(step.budget, partitions_added=tuple(sorted((*step.budget.partitions_added, topic))))
+
+
+def admin_recreate_topic(step: Step, topic: str) -> None:
+    """``AdminZkClient.createTopicWithAssignment`` for a topic of the same name as one deleted earlier in
+    the run. The logs of the earlier topic still on brokers' disks are remembered
+    (:class:`~model.cluster.History`): with no topic IDs in 2.x, nothing tells them apart from the new
+    topic's."""
+    step.stray_logs |= {(b.id, tp) for b in step.brokers.values() for tp in b.logs if tp[0] == topic}
+    step.zk_topics[topic] = step.scenario.topic(topic).recreated_replicas
+    step.enqueue_once(EventKind.TopicChange)
+    step.budget = attrs.evolve(step.budget, topics_recreated=tuple(sorted((*step.budget.topics_recreated, topic))))
+
+
 def admin_create_topic(step: Step, topic: str) -> None:
     """``AdminZkClient.createTopicWithAssignment``: write /brokers/topics/<topic>."""
     step.zk_topics[topic] = step.scenario.topic(topic).replicas
@@ -219,5 +263,5 @@ def admin_delete_topic(step: Step, topic: str) -> None:
     """``kafka-topics.sh --delete``: create /admin/delete_topics/<topic>."""
     step.zk_delete_topics.add(topic)
     step.enqueue_once(EventKind.TopicDeletion)
-    step.budget = attrs.evolve(step.budget,
+    step.budget = attrs.evolve(step.budget,  # once per incarnation of the topic: a multiset
                                deletions_requested=tuple(sorted((*step.budget.deletions_requested, topic))))

@@ -2,8 +2,8 @@
 
 Actions are either the controller step (process the event at the head of the queue) or
 environment steps (a broker applies its next request, or fails to delete a log; a partition
-leader shrinks or expands its ISR; a broker dies or restarts; an admin creates or deletes a topic,
-or starts a partition reassignment).
+leader shrinks or expands its ISR; a broker dies or restarts; an admin creates, deletes or
+re-creates a topic, adds partitions to one, or starts a partition reassignment).
 A controller step may also be taken with a leader's ISR write landing inside it, between the
 controller's read of that partition's znode and its conditional write (BADVERSION, then the
 retry): ``Action.isr_race``; such an action has no successor when the controller does not write
@@ -37,7 +37,7 @@ from model.cluster import (
     ZkState,
 )
 from model.context import Step
-from model.scenario import Scenario
+from model.scenario import Scenario, Topic
 
 
 @attrs.frozen
@@ -57,6 +57,12 @@ class Action:
 
 
 CONTROLLER_EPOCH = 1
+
+
+def _incarnations(topic: Topic, budget: Budget) -> int:
+    """How many times the topic has been created so far in the run (an admin deletes each at most once)."""
+    return int(topic.created_initially) + budget.topics_created.count(topic.name) + budget.topics_recreated.count(
+        topic.name)
 
 
 class KafkaControllerModel:
@@ -102,9 +108,18 @@ class KafkaControllerModel:
             if not t.created_initially and t.name not in budget.topics_created:
                 acts.append(Action("AdminCreateTopic", topic=t.name))
         for t in sc.topics:
-            if (t.deleted_by_admin and t.name not in budget.deletions_requested
+            existing = state.zk.topic_assignment(t.name)
+            if t.add_partitions and t.name not in budget.partitions_added and existing is not None and (
+                    environment.added_partitions(sc, (b for b, _ in state.zk.brokers), existing, t.name)):
+                acts.append(Action("AdminAddPartitions", topic=t.name))
+        for t in sc.topics:
+            if (t.deleted_by_admin and budget.deletions_requested.count(t.name) < _incarnations(t, budget)
                     and state.zk.topic_assignment(t.name) is not None):
                 acts.append(Action("AdminDeleteTopic", topic=t.name))
+        for t in sc.topics:
+            if (t.recreated_by_admin and t.name not in budget.topics_recreated and t.name in budget.deletions_requested
+                    and state.zk.topic_assignment(t.name) is None and t.name not in state.zk.delete_topics):
+                acts.append(Action("AdminRecreateTopic", topic=t.name))
         if not state.zk.reassign_partitions:
             for i, command in enumerate(sc.reassignments):
                 if i not in budget.reassignments_submitted and state.zk.topic_assignment(command.topic) is not None:
@@ -136,6 +151,10 @@ class KafkaControllerModel:
             environment.admin_create_topic(step, action.topic)
         elif kind == "AdminDeleteTopic":
             environment.admin_delete_topic(step, action.topic)
+        elif kind == "AdminAddPartitions":
+            environment.admin_add_partitions(step, action.topic)
+        elif kind == "AdminRecreateTopic":
+            environment.admin_recreate_topic(step, action.topic)
         elif kind == "AdminReassignPartitions":
             environment.admin_reassign_partitions(step, action.command)
         else:

@@ -138,6 +138,9 @@ class Topic:
     auto_assigned: bool  # computed by Kafka's assignReplicasToBrokers (rack_spread applies)
     created_initially: bool
     deleted_by_admin: bool
+    add_partitions: int = 0  # kafka-topics --alter --partitions N, run once by an admin (0: never)
+    recreated_by_admin: bool = False  # an admin creates it again, once, after its deletion
+    recreated_replicas: tuple[tuple[int, ...], ...] = ()  # the re-created topic's assignment (default: replicas)
 
     @property
     def partitions(self) -> int:
@@ -206,7 +209,7 @@ _CLUSTER_KEYS = {"brokers"}
 _BROKER_KEYS = {"id", "rack"}
 _TOPIC_KEYS = {
     "name", "partitions", "replication_factor", "replicas", "start_index", "replica_shift",
-    "created", "deleted_by_admin",
+    "created", "deleted_by_admin", "add_partitions", "recreated_by_admin", "recreated_replicas",
 }
 _KAFKA_KEYS = {"version", "delete_topic_enable", "unclean_leader_election_enable"}
 _BOUNDS_KEYS = {field.name for field in attrs.fields(Bounds)}
@@ -417,6 +420,28 @@ def _brokers(doc: Mapping[str, Any]) -> tuple[Broker, ...]:
 
 
 def _topic(raw: Any, index: int, brokers: Sequence[Broker]) -> Topic:
+    topic = _topic_assignment(raw, index, brokers)
+    where = f"topic {topic.name!r}"
+    add = _int(raw, "add_partitions", where, default=0, minimum=0)
+    if add and add <= topic.partitions:
+        raise ScenarioError(f"{where}: add_partitions = {add} must exceed its {topic.partitions} partitions "
+                            "(Kafka: The number of partitions for a topic can only be increased).")
+    if add * len(topic.replicas[0]) > 12:
+        raise ScenarioError(f"{where}: add_partitions = {add} makes {add * len(topic.replicas[0])} replicas; keep "
+                            "partitions × replication_factor at most 12 so that the state space stays explorable.")
+    recreated = _bool(raw, "recreated_by_admin", where, default=False)
+    if recreated and not topic.deleted_by_admin:
+        raise ScenarioError(f"{where}: recreated_by_admin = true needs deleted_by_admin = true (a topic is "
+                            "re-created under the name of one deleted earlier).")
+    again = topic.replicas
+    if "recreated_replicas" in raw:
+        if not recreated:
+            raise ScenarioError(f"{where}: recreated_replicas needs recreated_by_admin = true.")
+        again = _topic_assignment({"name": topic.name, "replicas": raw["recreated_replicas"]}, index, brokers).replicas
+    return attrs.evolve(topic, add_partitions=add, recreated_by_admin=recreated, recreated_replicas=again)
+
+
+def _topic_assignment(raw: Any, index: int, brokers: Sequence[Broker]) -> Topic:
     where = f"[[topics]] entry {index + 1}"
     if not isinstance(raw, dict):
         raise ScenarioError(f"{where} must be a table.")

@@ -20,6 +20,7 @@ from model.cluster import (
     ClusterState,
     ControllerEvent,
     EventKind,
+    History,
     HostedPartition,
     LeaderAndIsr,
     MetadataPartitionState,
@@ -101,6 +102,7 @@ def set_zk(s: ClusterState, **changes: Any) -> ClusterState:
 
 LAI = LeaderAndIsr  # LeaderAndIsr(leader, leader_epoch, isr, zk_version, controller_epoch)
 T0_0, T0_1 = ("t", 0, 0), ("t", 0, 1)
+STRAY_T0_ON_0 = History(((0, ("t", 0)),))  # t-0's log on broker 0 predates the topic's re-creation
 
 
 # ---- one hand-made violation (or more) per property ---------------------------------------------------
@@ -119,6 +121,10 @@ VIOLATIONS: list[tuple[str, str, str, Builder, dict[str, Any]]] = [
     ("leader_in_isr", "controller-cache-only", SCENARIO,
      lambda s: (set_lai(s, LAI(1, 1, (0,), 1, 1), zk=False),),
      {"partition": "t-0", "leader": 1, "where": "controller"}),
+    ("recreated_topic_never_adopts_stray_log", "leader-on-an-old-log", SCENARIO,
+     lambda s: (attrs.evolve(set_broker(s, attrs.evolve(s.broker(0), partitions=())), history=STRAY_T0_ON_0),
+                None, attrs.evolve(s, history=STRAY_T0_ON_0)),
+     {"broker": 0, "partition": "t-0", "leader": 0, "leader_epoch": 0}),
     ("leader_in_assignment", "leader-outside-the-assignment", SCENARIO,
      lambda s: (set_lai(s, LAI(2, 1, (0, 1, 2), 1, 1)),),
      {"partition": "t-0", "leader": 2, "assignment": [0, 1]}),
@@ -369,6 +375,8 @@ def test_deletion_quiescence_property_ignores_topics_with_a_dead_replica() -> No
         ("sometimes_isr_write_conflict", StepLog(zk_conflicts=(("t", 0),)), {"partition": "t-0"}),
         ("sometimes_reassignment_completes", StepLog(reassignments_completed=(("t", 0),)),
          {"partition": "t-0", "assignment": [0, 1]}),
+        ("sometimes_partitions_added", StepLog(partitions_added=(("t", 0),)), {"partition": "t-0"}),
+        ("sometimes_partition_addition_reverted", StepLog(additions_reverted=("t",)), {"topic": "t"}),
     ],
 )
 def test_sometimes_property_finds_its_example_in_the_step_log(name: str, log: StepLog,
@@ -449,3 +457,14 @@ def test_reassignment_property_waits_for_followers_that_can_still_catch_up() -> 
     assert check(s_lagging) is None  # broker 1 follows at the leader's epoch: it can join the ISR
     no_leader = set_lai(s, LAI(-1, 1, (0,), 1, 1))
     assert check(no_leader) is None
+
+
+def test_sometimes_topic_recreated_needs_the_admin_recreation() -> None:
+    """sometimes_topic_recreated reports a topic created by TopicChange only when an admin re-created it."""
+    scenario = scenario_of(SCENARIO)
+    s = initial_of(scenario)
+    check = check_of("sometimes_topic_recreated", scenario)
+    created = attrs.evolve(s, log=StepLog(topics_created=("t",)))
+    assert check(s, None, created) is None
+    recreated = attrs.evolve(created, budget=attrs.evolve(s.budget, topics_recreated=("t",)))
+    assert check(s, None, recreated) == {"topic": "t"}

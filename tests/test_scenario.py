@@ -85,6 +85,10 @@ BAD_SCENARIOS = [
      ["partition 0", "may not contain duplicate entries"]),
     ("reassignment-unknown-broker", GOOD + '[[reassignments]]\ntopic = "t"\npartitions = { 0 = [1, 9] }\n',
      ["partition 0", "[9]", "non-existent brokerIDs"]),
+    ("add-partitions-not-an-increase", BROKERS + '[[topics]]\nname = "t"\nreplicas = [[0, 1]]\nadd_partitions = 1\n',
+     ["'t'", "add_partitions = 1", "can only be increased"]),
+    ("recreated-without-deletion", BROKERS + '[[topics]]\nname = "t"\nreplicas = [[0, 1]]\nrecreated_by_admin = true\n',
+     ["'t'", "deleted_by_admin = true"]),
     ("reassignment-unknown-key", GOOD + '[[reassignments]]\ntopic = "t"\npartitions = { 0 = [1] }\nthrottle = 1\n',
      ["'throttle'", "[[reassignments]] entry 1"]),
 ]
