@@ -8,8 +8,8 @@ from __future__ import annotations
 from kafka_steps import initial, model_of, process, replica_state, settle, take, zk_lai
 
 from explorer.bfs import run_bfs
-from explorer.kafka_compose import shipped_scenarios
 from invariants.registry import select
+from kmc.compose import shipped_scenarios
 from model import partition_leader
 from model.cluster import ClusterState, EventKind
 from model.kafka_model import KafkaControllerModel
