@@ -187,6 +187,11 @@ def describe_request(r: Request) -> str:
         parts = "; ".join(f"{partition_name(p.partition)} leader={p.leader} leaderEpoch={p.leader_epoch} "
                           f"isr={_ids(p.isr)}{' isNew' if p.is_new else ''}" for p in r.leader_states)
         return f"LeaderAndIsr(controllerEpoch={r.controller_epoch}{epoch}) [{parts}]"
+    if r.kind is RequestKind.UpdateMetadata:
+        parts = "; ".join(f"{partition_name(m.partition)} leader={m.leader} leaderEpoch={m.leader_epoch}"
+                          for m in r.metadata_states)
+        return (f"UpdateMetadata(controllerEpoch={r.controller_epoch}{epoch}, liveBrokers={_ids(r.live_brokers)}) "
+                f"[{parts}]")
     parts = ", ".join(partition_name(tp) for tp in r.partitions)
     return (f"StopReplica(deletePartitions={str(r.delete_partitions).lower()}, "
             f"controllerEpoch={r.controller_epoch}{epoch}) [{parts}]")
@@ -195,9 +200,10 @@ def describe_request(r: Request) -> str:
 def describe_event(e: ControllerEvent) -> str:
     if e.kind is EventKind.TopicDeletionStopReplicaResponseReceived:
         answered = f", answered by broker epoch {e.broker_epoch}" if e.broker_epoch >= 0 else ""
-        return (f"TopicDeletionStopReplicaResponseReceived(broker {e.broker}, {partition_name(e.partition)}, "
+        return (f"TopicDeletionStopReplicaResponseReceived(broker {e.broker}, "
+                f"{_csv([partition_name(tp) for tp in e.partitions])}, "
                 f"{'KAFKA_STORAGE_ERROR' if e.error else 'NONE'}{answered})")
-    return e.kind.name
+    return e.describe()
 
 
 def _ids(ids: Sequence[int]) -> str:
@@ -293,7 +299,7 @@ def _controller_step(s: ClusterState, prev: ClusterState, event: ControllerEvent
             _controller_log(log, f"Starting topic deletion for topics {_csv(started)}")
             phase = f"TopicDeletion: enqueueTopicsForDeletion({_csv(started)})"
     elif event.kind is EventKind.TopicDeletionStopReplicaResponseReceived:
-        replica = replica_name((event.partition[0], event.partition[1], event.broker))
+        replica = _csv([replica_name((t, p, event.broker)) for t, p in event.partitions])
         method = "failReplicaDeletion" if event.error else "completeReplicaDeletion"
         phase = f"TopicDeletionManager.{method}({replica})"
         current = dict(prev.zk.brokers).get(event.broker)
@@ -371,12 +377,19 @@ def _new_events(s: ClusterState, prev: ClusterState, *, popped: bool) -> list[di
         if e.kind is EventKind.TopicDeletionStopReplicaResponseReceived:
             error = "KAFKA_STORAGE_ERROR" if e.error else "NONE"
             epoch = f" (sent by broker epoch {e.broker_epoch})" if e.broker_epoch >= 0 else ""
+            answered = _csv([partition_name(tp) for tp in e.partitions])
             messages.append(_msg(_broker(e.broker), CONTROLLER,
-                                 f"StopReplica response {partition_name(e.partition)}: {error}{epoch}", "response"))
+                                 f"StopReplica response {answered}: {error}{epoch}", "response"))
         else:
             watched = {EventKind.BrokerChange: "/brokers/ids", EventKind.TopicChange: "/brokers/topics",
-                       EventKind.TopicDeletion: "/admin/delete_topics"}.get(e.kind, "")
-            messages.append(_msg(ZOOKEEPER, CONTROLLER, f"watch on {watched} fires: {e.kind.name}", "watch"))
+                       EventKind.TopicDeletion: "/admin/delete_topics",
+                       EventKind.IsrChangeNotification: "/isr_change_notification",
+                       EventKind.PartitionModifications: f"/brokers/topics/{e.topic}",
+                       EventKind.PartitionReassignment: "/admin/reassign_partitions"}.get(e.kind, "")
+            if e.kind is EventKind.PartitionReassignmentIsrChange:
+                t, p = e.partitions[0]
+                watched = f"/brokers/topics/{t}/partitions/{p}/state"
+            messages.append(_msg(ZOOKEEPER, CONTROLLER, f"watch on {watched} fires: {e.describe()}", "watch"))
     return messages
 
 
