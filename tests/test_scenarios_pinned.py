@@ -65,8 +65,8 @@ PINNED: dict[str, Pinned] = {
     "topic-recreation": Pinned(Outcome.VIOLATION, distinct=2240, generated=4596, depth=19, queue=218, discoveries={
         "sometimes_deletion_completes": 8, "sometimes_topic_recreated": 10,
         "queued_deletion_finishes_when_brokers_alive": 18}),
-    "reassignment": Pinned(Outcome.OK, distinct=18022, generated=54647, depth=28, queue=0, discoveries={
-        "sometimes_leader_reelected": 2, "sometimes_isr_reexpanded": 5, "sometimes_reassignment_completes": 7}),
+    "reassignment": Pinned(Outcome.OK, distinct=1227, generated=2917, depth=22, queue=0, discoveries={
+        "sometimes_leader_reelected": 3, "sometimes_isr_reexpanded": 5, "sometimes_reassignment_completes": 7}),
     "reassignment-during-deletion": Pinned(Outcome.VIOLATION, distinct=3556, generated=8340, depth=18, queue=42,
                                            discoveries={"sometimes_deletion_completes": 5,
                                                         "reassignment_finishes_when_targets_alive": 17}),
