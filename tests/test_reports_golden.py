@@ -1,6 +1,6 @@
 """Golden files: the text and Markdown renderings of a known counterexample, byte for byte.
 
-The counterexample is the planted deletion bug's (scenario planted-complete-on-first-success: 127
+The counterexample is the planted deletion bug's (scenario planted-complete-on-first-success: 144
 distinct states, 5 steps). When the model changes on purpose (a new action, a new field in the
 view), regenerate the golden files with one command and review the diff:
 
