@@ -10,20 +10,28 @@ listed brokers, ``rack_spread`` or ``rack_distribution``); and, with ``--current
 deltas: replicas and leaders per broker and per rack before and after, next to the best balance the
 racks allow (reported, not judged: a plan may trade balance for fewer movements).
 
+With ``--model-check`` (and ``--current``), a plan of one topic that passes those checks is also
+executed on the controller model (:mod:`kmc.plan_check`): every interleaving of the reassignment's
+steps with up to ``--broker-failures`` broker failures and restarts, checked for leaders in the ISR
+and the assignment, the ISR within the assignment, and a reassignment that finishes once its targets
+are alive. A violation found there is printed with its shortest trace and counts as a violation.
+
 Every violation is printed on its own line, ``VIOLATION <property> <where>: <sentence>``; exit 1 if
-there is one, 0 if none, 2 for bad input (an unreadable file, a malformed ``--current``). A model
-check of executing the plan under broker failures needs the controller model's reassignment events
-(not in the model yet), so it is not offered.
+there is one, 0 if none, 3 if the model check stopped at ``--max-states`` without a violation, 2 for
+bad input (an unreadable file, a malformed ``--current``, a plan too large to model-check).
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
-from explorer.results import Outcome
+from explorer.replay import Trace
+from explorer.results import ExplorationResult, Outcome
 from invariants.placement import (
     RACK_MODES,
     REPLICA_BALANCE,
@@ -42,8 +50,11 @@ from kmc.cluster_args import parse_broker_list, parse_racks
 from kmc.commands.assign import render_table
 from kmc.commands.plan import read_current, read_text
 from kmc.common import SafePath, UsageProblem, fail
+from kmc.outputs import replay_all
+from kmc.plan_check import DEFAULT_MAX_STATES, PROPERTIES, check_plan_execution
 from model.assignment import KafkaAdminError
 from model.reassignment_json import Placement, check_reassignment, parse_reassignment_json, placement_of
+from reports.text import render_text
 
 KAFKA_RULES = "kafka_reassignment_rules"
 
@@ -57,14 +68,23 @@ KAFKA_RULES = "kafka_reassignment_rules"
 @click.option("--rack-mode", type=click.Choice(RACK_MODES), default="strict", show_default=True)
 @click.option("--replication-factor", type=click.IntRange(min=1), default=None,
               help="The replication factor the plan sets (default: the current one is kept).")
+@click.option("--model-check", is_flag=True,
+              help="Also execute the plan (one topic, a few partitions) on the Kafka 2.3 controller model.")
+@click.option("--broker-failures", type=click.IntRange(min=0, max=3), default=1, show_default=True,
+              help="With --model-check: how many broker failures (each followed by a possible restart).")
+@click.option("--max-states", type=click.IntRange(min=1), default=DEFAULT_MAX_STATES, show_default=True,
+              help="With --model-check: stop the search after this many distinct states (exit 3).")
 def validate(plan_path: Path, current_path: Path | None, broker_list: str | None, racks: str | None,
-             rack_mode: str, replication_factor: int | None) -> None:
+             rack_mode: str, replication_factor: int | None, model_check: bool, broker_failures: int,
+             max_states: int) -> None:
     """Check a reassignment plan: Kafka's rules, replication factors, placement properties, balance deltas."""
     try:
         text = read_text(plan_path, "PLAN.json")
         current = read_current(current_path) if current_path is not None else None
         brokers = parse_broker_list(broker_list) if broker_list is not None else None
         rack_of = parse_racks(racks, None) if racks is not None else {}
+        if model_check and current is None:
+            raise UsageProblem("--model-check executes the plan from the current placement; give --current.")
     except UsageProblem as e:
         fail(str(e))
     known_brokers = brokers if brokers is not None else (tuple(rack_of) if rack_of else None)
@@ -91,7 +111,34 @@ def validate(plan_path: Path, current_path: Path | None, broker_list: str | None
     if known_brokers is not None:
         violations += check_only_listed(plan, cluster)
     violations += check_racks(plan, cluster)
-    _finish(violations, _balance_report(current, after, cluster) if current is not None else None)
+    balance = _balance_report(current, after, cluster) if current is not None else None
+    if not model_check or current is None:
+        _finish(violations, balance)
+    if violations:
+        _finish(violations, balance, "Model check skipped: the plan breaks the rules above; fix them first.")
+    try:
+        model, result = check_plan_execution(current, plan, rack_of, broker_failures, max_states)
+    except UsageProblem as e:
+        fail(str(e))
+    traces = replay_all(model, result)
+    violations += [Violation(d.property, "model check", f"violated after {d.trace_length} steps (trace below)")
+                   for d in result.violations]
+    _finish(violations, balance, _model_check_report(result, traces, broker_failures),
+            inconclusive=result.outcome is Outcome.INCONCLUSIVE)
+
+
+def _model_check_report(result: ExplorationResult, traces: Mapping[str, Trace], broker_failures: int) -> str:
+    s = result.stats
+    head = (f"Model check: the plan executed on the Kafka 2.3 controller model with up to {broker_failures} broker "
+            f"failure(s): {s.distinct:,} distinct states, depth {s.depth}, {s.seconds:.1f} s; ")
+    if result.violations:
+        return head + "violations found.\n\n" + render_text(result, traces)
+    if result.outcome is Outcome.INCONCLUSIVE:
+        return head + f"stopped before the search was complete ({result.reason}); no violation so far."
+    verdict = head + "every interleaving keeps the properties checked (" + ", ".join(PROPERTIES) + ")."
+    if result.never_found:  # the reassignment never completing in any interleaving would make the check vacuous
+        verdict += f"\nWarning: {', '.join(result.never_found)} never satisfied: the plan never completes in the model."
+    return verdict
 
 
 def _balance_report(current: Placement, after: Placement, cluster: Cluster) -> str:
@@ -119,13 +166,20 @@ def _balance_report(current: Placement, after: Placement, cluster: Cluster) -> s
     return "\n\n".join(parts)
 
 
-def _finish(violations: list[Violation], balance: str | None) -> None:
+def _finish(violations: list[Violation], balance: str | None, model_check: str | None = None, *,
+            inconclusive: bool = False) -> NoReturn:
     for v in violations:
         click.echo(f"VIOLATION {v.property} {v.where}: {v.message}")
-    if balance is not None:
-        if violations:
-            click.echo("")
-        click.echo(balance)
-    outcome = Outcome.VIOLATION if violations else Outcome.OK
-    click.echo(f"{len(violations)} violation(s)." if violations else "The plan satisfies every check.")
+    for part in (balance, model_check):
+        if part is not None:
+            if violations or part is model_check:
+                click.echo("")
+            click.echo(part)
+    outcome = Outcome.VIOLATION if violations else Outcome.INCONCLUSIVE if inconclusive else Outcome.OK
+    if violations:
+        click.echo(f"{len(violations)} violation(s).")
+    elif inconclusive:
+        click.echo("No violation so far, but the model check is incomplete (raise --max-states to finish it).")
+    else:
+        click.echo("The plan satisfies every check.")
     sys.exit(outcome.exit_code)
