@@ -355,16 +355,17 @@ def _reassignment(raw: Any, index: int, topics: Sequence[Topic], brokers: Sequen
     _check_keys(raw, _REASSIGNMENT_KEYS, where)
     topic = raw.get("topic")
     known = {t.name: t for t in topics}
-    if topic not in known:
-        raise ScenarioError(f"{where}: topic = {topic!r} is not one of the [[topics]]; name a declared topic.")
+    if not isinstance(topic, str) or topic not in known:
+        raise ScenarioError(f"{where}: topic = {shown(repr(topic))} is not one of the [[topics]]; name a declared "
+                            "topic as a quoted string.")
     parts = raw.get("partitions")
     if not isinstance(parts, dict) or not parts:
         raise ScenarioError(f"{where} needs partitions = {{ 0 = [1, 2] }} (target replicas by partition).")
     ids = {b.id for b in brokers}
     targets: list[tuple[int, tuple[int, ...]]] = []
     for key, reps in parts.items():
-        if not key.isdigit() or int(key) >= known[topic].partitions:
-            raise ScenarioError(f"{where}: partition {key!r} is not a partition of topic {topic!r} "
+        if not (key.isascii() and key.isdigit()) or int(key) >= known[topic].partitions:
+            raise ScenarioError(f"{where}: partition {shown(repr(key))} is not a partition of topic {topic!r} "
                                 f"(0 to {known[topic].partitions - 1}).")
         if (not isinstance(reps, list) or not reps
                 or not all(isinstance(r, int) and not isinstance(r, bool) for r in reps)):
