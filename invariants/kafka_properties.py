@@ -13,7 +13,7 @@ from typing import Any
 from explorer.contract import PropertyKind
 from invariants.registry import register
 from model import partition_leader
-from model.cluster import NO_LEADER, ClusterState
+from model.cluster import NO_LEADER, ClusterState, EventKind
 from model.cluster import partition_name as _tp
 from model.cluster import replica_name as _replica
 from model.scenario import Scenario
@@ -208,12 +208,21 @@ def _epoch_monotonic(scenario: Scenario) -> Check:
           "every replica state change in a step is allowed by Kafka's valid-previous-state table, and the "
           "recorded changes account for every difference between the two states")
 def _transitions_follow_table(scenario: Scenario) -> Check:
+    """A new controller's ``initializeReplicaState`` puts every replica's state without a transition (recorded
+    as ``initial_replica_states``): the walk starts from those. A former controller's step is checked against
+    its own context, up to its resignation."""
     table = replica_table(scenario.version)
     absent = ReplicaState.NonExistentReplica
 
     def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
-        before = dict(prev.controller.replica_states)
-        after = dict(nxt.controller.replica_states)
+        if nxt.log.zombie_step:
+            if prev.zombie is None or nxt.zombie is None:
+                return None
+            before, after = dict(prev.zombie.replica_states), dict(nxt.zombie.replica_states)
+        elif nxt.log.controller_initialized:
+            before, after = dict(nxt.log.initial_replica_states), dict(nxt.controller.replica_states)
+        else:
+            before, after = dict(prev.controller.replica_states), dict(nxt.controller.replica_states)
         walked: dict[Any, ReplicaState] = {}
         for r, src, dst in nxt.log.replica_transitions:
             expected_src = walked.get(r, before.get(r, absent))
@@ -287,7 +296,8 @@ def _no_state_for_deleted(scenario: Scenario) -> Check:
 
 
 def quiescent(s: ClusterState) -> bool:
-    return not s.controller.events and not s.channels
+    """No event queued, no request waiting, and no former controller still at work."""
+    return not s.controller.events and not s.channels and s.zombie is None
 
 
 @register("queued_deletion_finishes_when_brokers_alive", ALWAYS, "quiescence",
@@ -337,7 +347,8 @@ def _leader_elected(scenario: Scenario) -> Check:
         if not quiescent(s):
             return None
         alive = {b.id for b in s.brokers if b.alive}
-        deleting = set(s.controller.topics_to_be_deleted)
+        # With delete.topic.enable=false no topic may be queued (KAFKA-3175): such a topic is not exempt.
+        deleting = set(s.controller.topics_to_be_deleted) if scenario.delete_topic_enable else set()
         znodes = dict(s.zk.partitions)
         for tp, reps in s.controller.assignments:
             if tp[0] in deleting:
@@ -363,7 +374,8 @@ def _live_brokers_host_replicas(scenario: Scenario) -> Check:
 
     Partitions without a live leader are not judged: a follower refuses a LeaderAndIsr whose leader
     is not alive in its metadata cache (``ReplicaManager.makeFollowers``, 2.3), NoLeader included, and
-    keeps the leader epoch it had until a leader is elected."""
+    keeps the leader epoch it had until a leader is elected. Nor is a replica whose log directory failed
+    (it cannot host the partition until the broker restarts)."""
 
     def check(s: ClusterState) -> dict[str, Any] | None:
         if not quiescent(s):
@@ -378,7 +390,7 @@ def _live_brokers_host_replicas(scenario: Scenario) -> Check:
                 continue
             for b in parts[tp[1]]:
                 broker = s.broker(b)
-                if not broker.alive:
+                if not broker.alive or tp in broker.offline_logs:
                     continue
                 hosted = broker.hosted(tp)
                 if hosted is None or (hosted.leader_epoch, hosted.leader) != (lai.leader_epoch, lai.leader):
@@ -479,6 +491,225 @@ def _metadata_caches_current(scenario: Scenario) -> Check:
     return check
 
 
+@register("no_dead_replica_in_isr_when_idle", ALWAYS, "quiescence",
+          "when the controller is idle, no partition (of a topic not queued for deletion) keeps a dead broker in "
+          "an ISR of more than one member (dead replicas leave the ISR, also across a controller failover)")
+def _no_dead_in_isr(scenario: Scenario) -> Check:
+    """The property KAFKA-3143 broke: before 2.3 a new controller only marked the replicas of dead brokers
+    ReplicaDeletionIneligible, so a broker that died with the controller stayed in ISRs until the leader's
+    ``replica.lag.time.max.ms`` (a leader ISR shrink, bounded here by ``[bounds] isr_changes``), and
+    ``acks=all`` produce waited for it. The last ISR member stays by design (KAFKA-5083)."""
+
+    def check(s: ClusterState) -> dict[str, Any] | None:
+        if not quiescent(s):
+            return None
+        alive = {b.id for b in s.brokers if b.alive}
+        deleting = set(s.controller.topics_to_be_deleted)
+        for tp, lai in s.zk.partitions:
+            dead = [b for b in lai.isr if b not in alive]
+            if tp[0] not in deleting and len(lai.isr) > 1 and dead:
+                return {"partition": _tp(tp), "isr": list(lai.isr), "dead_in_isr": dead, "zookeeper": lai.describe()}
+        return None
+
+    return check
+
+
+@register("leader_not_on_dead_broker_when_idle", ALWAYS, "quiescence",
+          "when the controller is idle, no partition (of a topic not queued for deletion) names a dead broker as "
+          "its leader in ZooKeeper (a partition without a live leader says NoLeader, -1)")
+def _leader_not_dead(scenario: Scenario) -> Check:
+    """The property KAFKA-3096 broke: clients kept being sent to a dead leader (their Metadata requests get the
+    leader ZooKeeper names)."""
+
+    def check(s: ClusterState) -> dict[str, Any] | None:
+        if not quiescent(s):
+            return None
+        alive = {b.id for b in s.brokers if b.alive}
+        deleting = set(s.controller.topics_to_be_deleted)
+        for tp, lai in s.zk.partitions:
+            if tp[0] not in deleting and lai.leader != NO_LEADER and lai.leader not in alive:
+                return {"partition": _tp(tp), "leader": lai.leader, "live_brokers": sorted(alive),
+                        "zookeeper": lai.describe()}
+        return None
+
+    return check
+
+
+@register("single_acting_leader_when_idle", ALWAYS, "quiescence",
+          "when the controller is idle, at most one live broker acts as the leader of a partition (of a topic not "
+          "being deleted), and it is the leader ZooKeeper names")
+def _single_acting_leader(scenario: Scenario) -> Check:
+    """The property KAFKA-7482 broke: before 2.1 the broker in controlled shutdown was not sent the
+    LeaderAndIsr that moved its leadership, and went on acting as leader (clients were not redirected) until
+    it stopped."""
+
+    def check(s: ClusterState) -> dict[str, Any] | None:
+        if not quiescent(s):
+            return None
+        leaders: dict[Any, list[tuple[int, int]]] = {}
+        for b in s.brokers:
+            if b.alive:
+                for h in b.partitions:
+                    if h.leader == b.id:
+                        leaders.setdefault(h.partition, []).append((b.id, h.leader_epoch))
+        znodes = dict(s.zk.partitions)
+        deleting = set(s.controller.topics_to_be_deleted) | set(s.zk.delete_topics)
+        for tp, acting in sorted(leaders.items()):
+            if tp[0] in deleting:
+                continue
+            lai = znodes.get(tp)
+            named = None if lai is None else lai.leader
+            if len(acting) > 1 or (lai is not None and acting[0][0] != named):
+                return {"partition": _tp(tp), "acting_leaders": {str(b): e for b, e in acting},
+                        "zookeeper": "absent" if lai is None else lai.describe()}
+        return None
+
+    return check
+
+
+@register("leader_isr_within_assigned_replicas", ALWAYS, "protocol",
+          "no live broker acting as a partition's leader keeps in its ISR a broker that its assigned replicas do "
+          "not list (KAFKA-9672)")
+def _leader_isr_within_replicas(scenario: Scenario) -> Check:
+    """KAFKA-9672's title: a leader with an ISR larger than its replicas. The reassignment's leader-epoch
+    bump (step 7) sends the new, smaller assignment with the ISR still holding the replicas it removes (step 8
+    takes them out); a 2.x leader keeps them, and its high watermark waits for replicas that stopped fetching
+    until the next LeaderAndIsr."""
+
+    def check(s: ClusterState) -> dict[str, Any] | None:
+        for b in s.brokers:
+            if not b.alive:
+                continue
+            for h in b.partitions:
+                extra = [r for r in h.isr if r not in h.replicas]
+                if h.leader == b.id and extra:
+                    return {"broker": b.id, "partition": _tp(h.partition), "isr": list(h.isr),
+                            "replicas": list(h.replicas), "not_assigned": extra, "leader_epoch": h.leader_epoch}
+        return None
+
+    return check
+
+
+@register("zk_written_only_by_active_controller", ACTION_ALWAYS, "protocol",
+          "a controller that lost controllership (another was elected with a higher controller epoch) writes "
+          "nothing to ZooKeeper (KAFKA-6082's fencing)")
+def _single_writer(scenario: Scenario) -> Check:
+    """Single writer per controller epoch: once a newer controller is elected, only it changes ZooKeeper.
+    A former controller that writes anyway (before 2.1, KAFKA-3083 / KAFKA-6082) leaves ZooKeeper differing
+    from what the new controller read and cached, and from what it told the brokers."""
+
+    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
+        if not nxt.log.zombie_step or prev.zk == nxt.zk or prev.zombie is None:
+            return None
+        changed = []
+        before, after = dict(prev.zk.partitions), dict(nxt.zk.partitions)
+        changed += [f"/brokers/topics/{t}/partitions/{p}/state" for t, p in sorted(set(before) | set(after))
+                    if before.get((t, p)) != after.get((t, p))]
+        t0, t1 = dict(prev.zk.topics), dict(nxt.zk.topics)
+        changed += [f"/brokers/topics/{t}" for t in sorted(set(t0) | set(t1)) if t0.get(t) != t1.get(t)]
+        for name, a, b in (("/admin/delete_topics", prev.zk.delete_topics, nxt.zk.delete_topics),
+                           ("/admin/reassign_partitions", prev.zk.reassign_partitions, nxt.zk.reassign_partitions),
+                           ("/admin/preferred_replica_election", prev.zk.preferred_replica_election,
+                            nxt.zk.preferred_replica_election),
+                           ("/isr_change_notification", prev.zk.isr_change_notifications,
+                            nxt.zk.isr_change_notifications),
+                           ("/log_dir_event_notification", prev.zk.log_dir_event_notifications,
+                            nxt.zk.log_dir_event_notifications)):
+            if a != b:
+                changed.append(name)
+        return {"writer_controller_epoch": prev.zombie.epoch, "zookeeper_controller_epoch": nxt.zk.controller_epoch,
+                "written": changed}
+
+    return check
+
+
+@register("failover_context_from_zookeeper", ACTION_ALWAYS, "protocol",
+          "a controller that takes over (onControllerFailover) reassigns only the partitions "
+          "/admin/reassign_partitions names: its context comes from ZooKeeper alone")
+def _failover_context(scenario: Scenario) -> Check:
+    """The property KAFKA-5310 broke: a resigned controller kept its partitionsBeingReassigned, and re-elected
+    later it carried on with a reassignment the admin had cancelled in the meantime."""
+
+    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
+        if not nxt.log.controller_initialized:
+            return None
+        in_znode = dict(prev.zk.reassign_partitions)
+        for tp, target in nxt.controller.partitions_being_reassigned:
+            if in_znode.get(tp) != target:
+                return {"partition": _tp(tp), "context_target": list(target),
+                        "znode_target": None if tp not in in_znode else list(in_znode[tp])}
+        return None
+
+    return check
+
+
+@register("election_bumps_epoch_once", ACTION_ALWAYS, "protocol",
+          "one election (one electLeaderForPartitions call) writes each partition's new leader once: one "
+          "leader-epoch bump per partition")
+def _election_once(scenario: Scenario) -> Check:
+    """Broken by electLeaderForPartitions' retry in 1.1 – 2.3, which re-elected every partition of the call
+    after a BADVERSION on one of them (fixed in 2.4 within KAFKA-8286)."""
+
+    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
+        if not nxt.log.repeated_elections:
+            return None
+        tp = nxt.log.repeated_elections[0]
+        epochs = [lai.leader_epoch for p, lai in (prev.zk.partitions + nxt.zk.partitions) if p == tp]
+        return {"partition": _tp(tp), "leader_epoch": epochs,
+                "elections_in_step": [[_tp(p), old, new] for p, old, new in nxt.log.elections if p == tp]}
+
+    return check
+
+
+@register("auto_rebalance_elections_feasible", ACTION_ALWAYS, "protocol",
+          "the auto leader rebalance runs a preferred replica election only for partitions whose preferred replica "
+          "is live and in the ISR (KAFKA-9866)")
+def _auto_rebalance_feasible(scenario: Scenario) -> Check:
+    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
+        if nxt.log.zombie_step or not prev.controller.events or (
+                prev.controller.events[0].kind is not EventKind.AutoPreferredReplicaLeaderElection
+                or getattr(action, "kind", "") != "ControllerProcessEvent"):
+            return None
+        failed = [(tp, strategy) for tp, strategy in nxt.log.failed_elections if strategy.startswith("Preferred")]
+        if not failed:
+            return None
+        tp = failed[0][0]
+        lai = dict(prev.controller.leadership).get(tp)
+        return {"partition": _tp(tp), "preferred_replica": dict(prev.controller.assignments)[tp][0],
+                "isr": None if lai is None else list(lai.isr), "failed": failed[0][1]}
+
+    return check
+
+
+@register("reassignment_intent_survives", ALWAYS, "quiescence",
+          "when the controller is idle, every partition an admin asked to reassign (and did not cancel) has its "
+          "target replicas, is still being reassigned, or its topic is gone or queued for deletion")
+def _reassignment_intent(scenario: Scenario) -> Check:
+    """Admin intent is durable until done: the property KAFKA-6193 (the znode deleted before the reassignment
+    was complete, the rest lost at the next failover) and KAFKA-4214 (a reassignment failed because a target
+    broker was down when a new controller restarted it) broke."""
+
+    def check(s: ClusterState) -> dict[str, Any] | None:
+        if not quiescent(s):
+            return None
+        pending = set(dict(s.zk.reassign_partitions)) | set(dict(s.controller.partitions_being_reassigned))
+        deleting = set(s.controller.topics_to_be_deleted) | set(s.zk.delete_topics)
+        for i in s.budget.reassignments_submitted:
+            if i in s.budget.reassignments_cancelled:
+                continue
+            command = scenario.reassignments[i]
+            for p, target in command.targets:
+                tp = (command.topic, p)
+                assigned = s.zk.replicas(tp)
+                if assigned is None or assigned == target or tp in pending or command.topic in deleting:
+                    continue
+                return {"partition": _tp(tp), "target_replicas": list(target), "assignment": list(assigned),
+                        "in_reassign_partitions_znode": False, "in_controller_context": False}
+        return None
+
+    return check
+
+
 # ---------------------------------------------------------------------------------------------
 # sometimes: the scenario is not vacuous
 # ---------------------------------------------------------------------------------------------
@@ -574,5 +805,59 @@ def _sometimes_recreated(scenario: Scenario) -> Check:
             if topic in nxt.budget.topics_recreated:
                 return {"topic": topic}
         return None
+
+    return check
+
+
+@register("sometimes_controller_failover_completes", ACTION_SOMETIMES, "sometimes",
+          "some newly elected controller runs onControllerFailover and rebuilds its context from ZooKeeper")
+def _sometimes_failover(scenario: Scenario) -> Check:
+    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
+        return {"controller_epoch": nxt.controller.epoch} if nxt.log.controller_initialized else None
+
+    return check
+
+
+@register("sometimes_zombie_write_fenced", ACTION_SOMETIMES, "sometimes",
+          "some ZooKeeper write of a controller that lost controllership is refused (ControllerMovedException)")
+def _sometimes_fenced(scenario: Scenario) -> Check:
+    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
+        return {"controller_epoch": prev.zombie.epoch if prev.zombie else -1} if nxt.log.zk_write_fenced else None
+
+    return check
+
+
+@register("sometimes_controlled_shutdown_succeeds", ACTION_SOMETIMES, "sometimes",
+          "some controlled shutdown moves every leadership off its broker (the controller answers with no "
+          "partition left)")
+def _sometimes_controlled_shutdown(scenario: Scenario) -> Check:
+    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
+        for broker, remaining, error in nxt.log.controlled_shutdown_results:
+            if not remaining and not error:
+                return {"broker": broker}
+        return None
+
+    return check
+
+
+@register("sometimes_preferred_leader_elected", ACTION_SOMETIMES, "sometimes",
+          "some preferred replica election makes a partition's preferred replica its leader")
+def _sometimes_preferred(scenario: Scenario) -> Check:
+    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
+        done = nxt.log.preferred_elections_completed
+        return {"partition": _tp(done[0])} if done else None
+
+    return check
+
+
+@register("sometimes_log_dir_replica_offline", ACTION_SOMETIMES, "sometimes",
+          "some replica on a failed log directory is taken offline by the controller (replicasOnOfflineDirs)")
+def _sometimes_log_dir(scenario: Scenario) -> Check:
+    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
+        new = set(nxt.controller.replicas_on_offline_dirs) - set(prev.controller.replicas_on_offline_dirs)
+        if not new or nxt.log.zombie_step:
+            return None
+        broker, tp = sorted(new)[0]
+        return {"broker": broker, "partition": _tp(tp)}
 
     return check

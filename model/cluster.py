@@ -73,19 +73,29 @@ class EventKind(enum.IntEnum):
     PartitionModifications = 6
     PartitionReassignment = 7
     PartitionReassignmentIsrChange = 8
+    Reelect = 9  # the new controller's election: onControllerFailover
+    ControlledShutdown = 10
+    PreferredReplicaLeaderElection = 11
+    AutoPreferredReplicaLeaderElection = 12
+    LogDirEventNotification = 13
+    LeaderAndIsrResponseReceived = 14
+    UncleanLeaderElectionEnable = 15
 
 
 @attrs.frozen
 class ControllerEvent:
     kind: EventKind
-    broker: int = -1  # for StopReplica responses: the responding broker
+    broker: int = -1  # StopReplica and LeaderAndIsr responses: the responding broker; ControlledShutdown: the
+    #                   broker shutting down
     partitions: tuple[TopicPartition, ...] = ()  # StopReplica responses: the partitions answered;
-    #                                              PartitionReassignmentIsrChange: its partition
+    #                                              PartitionReassignmentIsrChange: its partition;
+    #                                              LeaderAndIsrResponseReceived: those in KAFKA_STORAGE_ERROR
     error: bool = False  # for StopReplica responses: KAFKA_STORAGE_ERROR for every partition answered
     # For StopReplica responses, the epoch of the broker incarnation that answered: a report's
     # annotation (Kafka's response carries none), not part of the state (not encoded or compared).
     broker_epoch: int = attrs.field(default=-1, eq=False)
     topic: str = ""  # PartitionModifications
+    request_epoch: int = -1  # ControlledShutdown: the broker epoch the request carries (KIP-380, 2.2+)
 
     def describe(self) -> str:
         if self.kind is EventKind.TopicDeletionStopReplicaResponseReceived:
@@ -96,6 +106,11 @@ class ControllerEvent:
             return f"PartitionReassignmentIsrChange({partition_name(self.partitions[0])})"
         if self.kind is EventKind.PartitionModifications:
             return f"PartitionModifications({self.topic})"
+        if self.kind is EventKind.ControlledShutdown:
+            return f"ControlledShutdown(id={self.broker}, brokerEpoch={self.request_epoch})"
+        if self.kind is EventKind.LeaderAndIsrResponseReceived:
+            parts = ", ".join(partition_name(tp) for tp in self.partitions)
+            return f"LeaderAndIsrResponseReceived(broker={self.broker}, KAFKA_STORAGE_ERROR: [{parts}])"
         return self.kind.name
 
 
@@ -179,6 +194,13 @@ class HostedPartition:
     fetching: bool = False  # follower only: a fetcher follows ``leader`` at ``leader_epoch``
 
 
+#: A broker's controlled shutdown (``KafkaServer.controlledShutdown``): not shutting down; its
+#: ControlledShutdownRequest is waiting for the controller; the controller answered with no partition
+#: left (the broker now shuts down); it answered with partitions left or an error (the broker retries
+#: while it has retries, then shuts down anyway).
+SHUTDOWN_NONE, SHUTDOWN_REQUESTED, SHUTDOWN_SUCCEEDED, SHUTDOWN_RETRY = 0, 1, 2, 3
+
+
 @attrs.frozen
 class BrokerState:
     id: int
@@ -189,6 +211,8 @@ class BrokerState:
     logs: tuple[TopicPartition, ...]  # on disk: survive restarts, removed by StopReplica(delete)
     metadata_live_brokers: tuple[int, ...] = ()  # MetadataCache: alive brokers (in memory)
     metadata_partitions: tuple[MetadataPartitionState, ...] = ()  # MetadataCache: by partition (in memory)
+    offline_logs: tuple[TopicPartition, ...] = ()  # logs on a failed log directory (until the broker restarts)
+    controlled_shutdown: int = 0  # KafkaServer.controlledShutdown: one of the SHUTDOWN_* values
 
     def hosted(self, tp: TopicPartition) -> HostedPartition | None:
         for h in self.partitions:
@@ -214,6 +238,9 @@ class ZkState:
     isr_change_notifications: tuple[TopicPartition, ...] = ()  # named by /isr_change_notification children
     reassign_partitions: tuple[tuple[TopicPartition, tuple[int, ...]], ...] = ()  # /admin/reassign_partitions
     #                                                                     (empty: the znode does not exist)
+    preferred_replica_election: tuple[TopicPartition, ...] = ()  # /admin/preferred_replica_election (empty: absent)
+    log_dir_event_notifications: tuple[int, ...] = ()  # brokers named by /log_dir_event_notification children
+    unclean_leader_election_enable: bool = False  # the cluster-wide dynamic config (/config/brokers/<default>)
 
     def topic_assignment(self, topic: str) -> tuple[tuple[int, ...], ...] | None:
         for name, reps in self.topics:
@@ -246,6 +273,8 @@ class ControllerState:
     topics_with_deletion_started: tuple[str, ...]
     events: tuple[ControllerEvent, ...]  # the ControllerEventManager queue, head first
     partitions_being_reassigned: tuple[tuple[TopicPartition, tuple[int, ...]], ...] = ()  # RAR by partition
+    shutting_down_brokers: tuple[int, ...] = ()  # shuttingDownBrokerIds
+    replicas_on_offline_dirs: tuple[tuple[int, TopicPartition], ...] = ()  # replicasOnOfflineDirs, (broker, partition)
 
 
 @attrs.frozen
@@ -260,6 +289,14 @@ class Budget:
     deletions_requested: tuple[str, ...] = ()  # topics an admin asked to delete, once per incarnation
     partitions_added: tuple[str, ...] = ()  # topics an admin gave more partitions
     topics_recreated: tuple[str, ...] = ()  # topics an admin created again after their deletion
+    controller_failovers: int = 0  # the controller's host died or its ZooKeeper session expired
+    controller_moves: int = 0  # /controller deleted under a running controller
+    controlled_shutdowns: int = 0  # ControlledShutdownRequests sent by brokers
+    preferred_elections: tuple[str, ...] = ()  # topics an admin ran kafka-preferred-replica-election for
+    auto_rebalance_checks: int = 0  # firings of the auto-leader-rebalance-task timer
+    log_dir_failures: int = 0
+    unclean_config_changes: int = 0
+    reassignments_cancelled: tuple[int, ...] = ()  # indexes of [[reassignments]] an admin cancelled
 
 
 @attrs.frozen
@@ -292,6 +329,16 @@ class StepLog:
     partitions_added: tuple[TopicPartition, ...] = ()  # created by PartitionModifications
     topics_created: tuple[str, ...] = ()  # created by TopicChange
     additions_reverted: tuple[str, ...] = ()  # topics whose added partitions were taken back (KAFKA-6612)
+    failed_elections: tuple[tuple[TopicPartition, str], ...] = ()  # (partition, strategy) with no leader found
+    repeated_elections: tuple[TopicPartition, ...] = ()  # elected twice within one electLeaderForPartitions call
+    controller_initialized: bool = False  # onControllerFailover ran in this step (the context was rebuilt)
+    initial_replica_states: tuple[tuple[Replica, ReplicaState], ...] = ()  # initializeReplicaState's direct puts
+    zombie_step: bool = False  # the step was taken by a controller that lost controllership (ClusterState.zombie)
+    zombie_resigned: bool = False
+    controlled_shutdown_results: tuple[tuple[int, tuple[TopicPartition, ...], str], ...] = ()  # (broker, remaining,
+    #                                                                                          error or "")
+    preferred_elections_completed: tuple[TopicPartition, ...] = ()  # the preferred replica became leader
+    zk_write_fenced: bool = False  # a former controller's ZooKeeper write was refused (ControllerMovedException)
 
 
 @attrs.frozen
@@ -303,6 +350,10 @@ class ClusterState:
     budget: Budget
     history: History = History()
     log: StepLog = attrs.field(factory=StepLog, eq=False, repr=False)
+    zombie: ControllerState | None = None  # a former controller still processing events (see the module docstring)
+    # the partitionsBeingReassigned a former controller's JVM kept after resigning, before KAFKA-5310 (empty
+    # otherwise): its context when it is elected again
+    standby_reassignments: tuple[tuple[TopicPartition, tuple[int, ...]], ...] = ()
 
     def broker(self, broker_id: int) -> BrokerState:
         for b in self.brokers:
@@ -360,7 +411,108 @@ class Codec:
             w(ti[t])
             w(p)
         self._replica_lists(out, zk.reassign_partitions)
-        c = s.controller
+        w(len(zk.preferred_replica_election))
+        for t, p in zk.preferred_replica_election:
+            w(ti[t])
+            w(p)
+        w(len(zk.log_dir_event_notifications))
+        out.extend(zk.log_dir_event_notifications)
+        w(zk.unclean_leader_election_enable)
+        self._controller(out, s.controller)
+        w(len(s.brokers))
+        for br in s.brokers:
+            w(br.id)
+            w(br.alive)
+            w(br.epoch)
+            w(br.controller_epoch)
+            w(len(br.partitions))
+            for h in br.partitions:
+                w(ti[h.partition[0]])
+                w(h.partition[1])
+                w(h.leader_epoch)
+                w(h.leader)
+                w(len(h.isr))
+                out.extend(h.isr)
+                w(h.zk_version)
+                w(len(h.replicas))
+                out.extend(h.replicas)
+                w(h.controller_epoch)
+                w(h.fetching)
+            w(len(br.logs))
+            for t, p in br.logs:
+                w(ti[t])
+                w(p)
+            w(len(br.metadata_live_brokers))
+            out.extend(br.metadata_live_brokers)
+            self._metadata(out, br.metadata_partitions)
+            w(len(br.offline_logs))
+            for t, p in br.offline_logs:
+                w(ti[t])
+                w(p)
+            w(br.controlled_shutdown)
+        w(len(s.channels))
+        for b, queue in s.channels:
+            w(b)
+            w(len(queue))
+            for rq in queue:
+                w(rq.kind)
+                w(rq.controller_epoch)
+                w(rq.broker_epoch)
+                w(rq.delete_partitions)
+                w(rq.deletion_callback)
+                w(len(rq.leader_states))
+                for ls in rq.leader_states:
+                    w(ti[ls.partition[0]])
+                    w(ls.partition[1])
+                    w(ls.leader)
+                    w(ls.leader_epoch)
+                    w(len(ls.isr))
+                    out.extend(ls.isr)
+                    w(len(ls.replicas))
+                    out.extend(ls.replicas)
+                    w(ls.is_new)
+                    w(ls.zk_version)
+                    w(ls.controller_epoch)
+                w(len(rq.partitions))
+                for t, p in rq.partitions:
+                    w(ti[t])
+                    w(p)
+                w(len(rq.live_brokers))
+                out.extend(rq.live_brokers)
+                self._metadata(out, rq.metadata_states)
+        bud = s.budget
+        w(bud.broker_failures)
+        w(bud.stop_replica_errors)
+        w(bud.isr_changes)
+        w(len(bud.reassignments_submitted))
+        out.extend(bud.reassignments_submitted)
+        for names in (bud.topics_created, bud.deletions_requested, bud.partitions_added, bud.topics_recreated):
+            w(len(names))
+            out.extend(ti[t] for t in names)
+        w(bud.controller_failovers)
+        w(bud.controller_moves)
+        w(bud.controlled_shutdowns)
+        w(len(bud.preferred_elections))
+        out.extend(ti[t] for t in bud.preferred_elections)
+        w(bud.auto_rebalance_checks)
+        w(bud.log_dir_failures)
+        w(bud.unclean_config_changes)
+        w(len(bud.reassignments_cancelled))
+        out.extend(bud.reassignments_cancelled)
+        w(len(s.history.stray_logs))
+        for b, (t, p) in s.history.stray_logs:
+            w(b)
+            w(ti[t])
+            w(p)
+        w(s.zombie is not None)
+        if s.zombie is not None:
+            self._controller(out, s.zombie)
+        self._replica_lists(out, s.standby_reassignments)
+        return array("i", out).tobytes()
+
+    def _controller(self, out: list[int], c: ControllerState) -> None:
+        w = out.append
+        ti = self.topic_index
         w(c.epoch)
         w(len(c.live_brokers))
         for b, e in c.live_brokers:
@@ -401,78 +553,15 @@ class Codec:
                 w(p)
             w(ev.error)
             w(ti[ev.topic])
+            w(ev.request_epoch)
         self._replica_lists(out, c.partitions_being_reassigned)
-        w(len(s.brokers))
-        for br in s.brokers:
-            w(br.id)
-            w(br.alive)
-            w(br.epoch)
-            w(br.controller_epoch)
-            w(len(br.partitions))
-            for h in br.partitions:
-                w(ti[h.partition[0]])
-                w(h.partition[1])
-                w(h.leader_epoch)
-                w(h.leader)
-                w(len(h.isr))
-                out.extend(h.isr)
-                w(h.zk_version)
-                w(len(h.replicas))
-                out.extend(h.replicas)
-                w(h.controller_epoch)
-                w(h.fetching)
-            w(len(br.logs))
-            for t, p in br.logs:
-                w(ti[t])
-                w(p)
-            w(len(br.metadata_live_brokers))
-            out.extend(br.metadata_live_brokers)
-            self._metadata(out, br.metadata_partitions)
-        w(len(s.channels))
-        for b, queue in s.channels:
-            w(b)
-            w(len(queue))
-            for rq in queue:
-                w(rq.kind)
-                w(rq.controller_epoch)
-                w(rq.broker_epoch)
-                w(rq.delete_partitions)
-                w(rq.deletion_callback)
-                w(len(rq.leader_states))
-                for ls in rq.leader_states:
-                    w(ti[ls.partition[0]])
-                    w(ls.partition[1])
-                    w(ls.leader)
-                    w(ls.leader_epoch)
-                    w(len(ls.isr))
-                    out.extend(ls.isr)
-                    w(len(ls.replicas))
-                    out.extend(ls.replicas)
-                    w(ls.is_new)
-                    w(ls.zk_version)
-                    w(ls.controller_epoch)
-                w(len(rq.partitions))
-                for t, p in rq.partitions:
-                    w(ti[t])
-                    w(p)
-                w(len(rq.live_brokers))
-                out.extend(rq.live_brokers)
-                self._metadata(out, rq.metadata_states)
-        bud = s.budget
-        w(bud.broker_failures)
-        w(bud.stop_replica_errors)
-        w(bud.isr_changes)
-        w(len(bud.reassignments_submitted))
-        out.extend(bud.reassignments_submitted)
-        for names in (bud.topics_created, bud.deletions_requested, bud.partitions_added, bud.topics_recreated):
-            w(len(names))
-            out.extend(ti[t] for t in names)
-        w(len(s.history.stray_logs))
-        for b, (t, p) in s.history.stray_logs:
+        w(len(c.shutting_down_brokers))
+        out.extend(c.shutting_down_brokers)
+        w(len(c.replicas_on_offline_dirs))
+        for b, (t, p) in c.replicas_on_offline_dirs:
             w(b)
             w(ti[t])
             w(p)
-        return array("i", out).tobytes()
 
     def _replica_lists(self, out: list[int], lists: tuple[tuple[TopicPartition, tuple[int, ...]], ...]) -> None:
         out.append(len(lists))
@@ -531,26 +620,39 @@ class Codec:
         zk_delete = tuple(topics[nxt()] for _ in range(nxt()))
         zk_epoch = nxt()
         zk_isr = tuple(tp() for _ in range(nxt()))
-        zk = ZkState(zk_brokers, zk_topics, zk_parts, zk_delete, zk_epoch, zk_isr, replica_lists())
-        epoch = nxt()
-        live = tuple((nxt(), nxt()) for _ in range(nxt()))
-        assignments = tuple((tp(), ints(nxt())) for _ in range(nxt()))
-        leadership = tuple((tp(), lai()) for _ in range(nxt()))
-        pstates = tuple((tp(), PartitionState(nxt())) for _ in range(nxt()))
-        rstates = tuple(((topics[nxt()], nxt(), nxt()), ReplicaState(nxt())) for _ in range(nxt()))
-        name_sets = [tuple(topics[nxt()] for _ in range(nxt())) for _ in range(3)]
-        events = tuple(ControllerEvent(EventKind(nxt()), nxt(), tuple(tp() for _ in range(nxt())), bool(nxt()),
-                                       topic=topics[nxt()])
-                       for _ in range(nxt()))
-        controller = ControllerState(epoch, live, assignments, leadership, pstates, rstates,
-                                     name_sets[0], name_sets[1], name_sets[2], events, replica_lists())
+        zk_reassign = replica_lists()
+        zk_preferred = tuple(tp() for _ in range(nxt()))
+        zk_log_dirs = ints(nxt())
+        zk = ZkState(zk_brokers, zk_topics, zk_parts, zk_delete, zk_epoch, zk_isr, zk_reassign, zk_preferred,
+                     zk_log_dirs, bool(nxt()))
+
+        def controller_state() -> ControllerState:
+            epoch = nxt()
+            live = tuple((nxt(), nxt()) for _ in range(nxt()))
+            assignments = tuple((tp(), ints(nxt())) for _ in range(nxt()))
+            leadership = tuple((tp(), lai()) for _ in range(nxt()))
+            pstates = tuple((tp(), PartitionState(nxt())) for _ in range(nxt()))
+            rstates = tuple(((topics[nxt()], nxt(), nxt()), ReplicaState(nxt())) for _ in range(nxt()))
+            name_sets = [tuple(topics[nxt()] for _ in range(nxt())) for _ in range(3)]
+            events = tuple(ControllerEvent(EventKind(nxt()), nxt(), tuple(tp() for _ in range(nxt())), bool(nxt()),
+                                           topic=topics[nxt()], request_epoch=nxt())
+                           for _ in range(nxt()))
+            reassigning = replica_lists()
+            shutting_down = ints(nxt())
+            offline_dirs = tuple((nxt(), tp()) for _ in range(nxt()))
+            return ControllerState(epoch, live, assignments, leadership, pstates, rstates, name_sets[0], name_sets[1],
+                                   name_sets[2], events, reassigning, shutting_down, offline_dirs)
+
+        controller = controller_state()
         brokers = []
         for _ in range(nxt()):
             bid, alive, bepoch, cepoch = nxt(), bool(nxt()), nxt(), nxt()
             hosted = tuple(HostedPartition(tp(), nxt(), nxt(), ints(nxt()), nxt(), ints(nxt()), nxt(), bool(nxt()))
                            for _ in range(nxt()))
             logs = tuple(tp() for _ in range(nxt()))
-            brokers.append(BrokerState(bid, alive, bepoch, cepoch, hosted, logs, ints(nxt()), metadata()))
+            cache_live, cache = ints(nxt()), metadata()
+            offline = tuple(tp() for _ in range(nxt()))
+            brokers.append(BrokerState(bid, alive, bepoch, cepoch, hosted, logs, cache_live, cache, offline, nxt()))
         channels = []
         for _ in range(nxt()):
             bid = nxt()
@@ -572,10 +674,18 @@ class Codec:
         failures, errors, isr_changes = nxt(), nxt(), nxt()
         submitted = ints(nxt())
         created, requested, added, recreated = (tuple(topics[nxt()] for _ in range(nxt())) for _ in range(4))
+        failovers, moves, shutdowns = nxt(), nxt(), nxt()
+        preferred = tuple(topics[nxt()] for _ in range(nxt()))
+        rebalances, dir_failures, unclean_changes = nxt(), nxt(), nxt()
+        cancelled = ints(nxt())
         stray = tuple((nxt(), tp()) for _ in range(nxt()))
+        zombie = controller_state() if nxt() else None
+        standby = replica_lists()
         return ClusterState(zk, controller, tuple(brokers), tuple(channels),
-                            Budget(failures, errors, isr_changes, submitted, created, requested, added, recreated),
-                            History(stray))
+                            Budget(failures, errors, isr_changes, submitted, created, requested, added, recreated,
+                                   failovers, moves, shutdowns, preferred, rebalances, dir_failures, unclean_changes,
+                                   cancelled),
+                            History(stray), zombie=zombie, standby_reassignments=standby)
 
 
 def partition_name(tp: TopicPartition) -> str:

@@ -9,11 +9,19 @@ turns it back into a canonical frozen value. Nothing outlives a step.
 requests are accumulated per broker during one ``handleStateChanges`` call and appended to the
 broker channels by :meth:`Step.send_requests_to_brokers` in Kafka's order for the scenario's
 version (see there).
+
+A step is taken either by the active controller or, for ``ZombieControllerProcessEvent``, by a former
+controller that has not noticed it lost controllership (:attr:`ClusterState.zombie`): ``acting_zombie``
+loads the zombie's context instead and leaves the active controller's alone, except that ZooKeeper
+watches the zombie's writes fire reach the active controller. Every ZooKeeper write of a controller
+goes through :meth:`Step.controller_writes_zk`, which fences a zombie from Kafka 2.1 (KAFKA-6082).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+
+import attrs
 
 from model.cluster import (
     LEADER_DURING_DELETE,
@@ -39,10 +47,21 @@ from model.scenario import Scenario
 from model.states import PartitionState, ReplicaState, replica_table
 
 
+class ControllerError(Exception):
+    """An exception Kafka's controller code throws out of a handler; the message names its class."""
+
+
+class ControllerMovedException(ControllerError):
+    """A ZooKeeper write of a controller that lost controllership, refused by the ``/controller_epoch``
+    zkVersion check of every controller write from Kafka 2.1 (KAFKA-6082): the controller resigns."""
+
+
 class Step:
-    def __init__(self, scenario: Scenario, s: ClusterState):
+    def __init__(self, scenario: Scenario, s: ClusterState, *, acting_zombie: bool = False):
         self.scenario = scenario
         self.replica_table = replica_table(scenario.version)
+        self.acting_zombie = acting_zombie
+        self.resigned = False  # the acting zombie resigned in this step
         # ZooKeeper
         self.zk_brokers: dict[int, int] = dict(s.zk.brokers)
         self.zk_topics: dict[str, tuple[tuple[int, ...], ...]] = dict(s.zk.topics)
@@ -51,8 +70,18 @@ class Step:
         self.zk_controller_epoch = s.zk.controller_epoch
         self.zk_isr_change_notifications: set[TopicPartition] = set(s.zk.isr_change_notifications)
         self.zk_reassign_partitions: dict[TopicPartition, tuple[int, ...]] = dict(s.zk.reassign_partitions)
-        # ControllerContext and TopicDeletionManager
-        c = s.controller
+        self.zk_preferred_replica_election: set[TopicPartition] = set(s.zk.preferred_replica_election)
+        self.zk_log_dir_event_notifications: set[int] = set(s.zk.log_dir_event_notifications)
+        self.zk_unclean_leader_election_enable = s.zk.unclean_leader_election_enable
+        # ControllerContext and TopicDeletionManager (of the zombie, for its steps)
+        c: ControllerState
+        self.other_controller: ControllerState | None
+        if acting_zombie:
+            assert s.zombie is not None
+            c, self.other_controller = s.zombie, s.controller
+        else:
+            c, self.other_controller = s.controller, s.zombie
+        self.zombie_epoch = -1 if s.zombie is None else s.zombie.epoch
         self.epoch = c.epoch
         self.live_brokers: dict[int, int] = dict(c.live_brokers)
         self.assignment: dict[TopicPartition, tuple[int, ...]] = dict(c.assignments)
@@ -64,6 +93,11 @@ class Step:
         self.topics_with_deletion_started: set[str] = set(c.topics_with_deletion_started)
         self.events: list[ControllerEvent] = list(c.events)
         self.partitions_being_reassigned: dict[TopicPartition, tuple[int, ...]] = dict(c.partitions_being_reassigned)
+        self.shutting_down_brokers: set[int] = set(c.shutting_down_brokers)
+        self.replicas_on_offline_dirs: set[tuple[int, TopicPartition]] = set(c.replicas_on_offline_dirs)
+        # events fired by ZooKeeper watches go to the active controller, also during a zombie's step
+        self.watch_events: list[ControllerEvent] = list(s.controller.events) if acting_zombie else self.events
+        self.standby_reassignments = s.standby_reassignments
         # brokers and channels
         self.brokers: dict[int, BrokerState] = {b.id: b for b in s.brokers}
         self.channels: dict[int, list[Request]] = {b: list(q) for b, q in s.channels}
@@ -89,23 +123,22 @@ class Step:
         self.partitions_added: list[TopicPartition] = []
         self.additions_reverted: list[str] = []
         self.topics_created: list[str] = []
+        self.failed_elections: list[tuple[TopicPartition, str]] = []
+        self.repeated_elections: list[TopicPartition] = []
+        self.controller_initialized = False
+        self.initial_replica_states: list[tuple[Replica, ReplicaState]] = []
+        self.controlled_shutdown_results: list[tuple[int, tuple[TopicPartition, ...], str]] = []
+        self.preferred_elections_completed: list[TopicPartition] = []
+        self.zk_write_fenced = False
         # The explorer's choice for this step: a partition leader's ISR write (leader, partition, follower,
         # kind) that lands between the controller's read of that znode and its conditional write.
         self.isr_race: tuple[int, TopicPartition, int, str] | None = None
         self.isr_race_fired = False
 
     # ---- freezing ----
-    def freeze(self) -> ClusterState:
-        zk = ZkState(
-            brokers=sorted_items(self.zk_brokers),
-            topics=sorted_items(self.zk_topics),
-            partitions=sorted_items(self.zk_partitions),
-            delete_topics=tuple(sorted(self.zk_delete_topics)),
-            controller_epoch=self.zk_controller_epoch,
-            isr_change_notifications=tuple(sorted(self.zk_isr_change_notifications)),
-            reassign_partitions=sorted_items(self.zk_reassign_partitions),
-        )
-        controller = ControllerState(
+    def controller_state(self) -> ControllerState:
+        """The acting controller's context as a frozen value."""
+        return ControllerState(
             epoch=self.epoch,
             live_brokers=sorted_items(self.live_brokers),
             assignments=sorted_items(self.assignment),
@@ -117,7 +150,30 @@ class Step:
             topics_with_deletion_started=tuple(sorted(self.topics_with_deletion_started)),
             events=tuple(self.events),
             partitions_being_reassigned=sorted_items(self.partitions_being_reassigned),
+            shutting_down_brokers=tuple(sorted(self.shutting_down_brokers)),
+            replicas_on_offline_dirs=tuple(sorted(self.replicas_on_offline_dirs)),
         )
+
+    def freeze(self) -> ClusterState:
+        zk = ZkState(
+            brokers=sorted_items(self.zk_brokers),
+            topics=sorted_items(self.zk_topics),
+            partitions=sorted_items(self.zk_partitions),
+            delete_topics=tuple(sorted(self.zk_delete_topics)),
+            controller_epoch=self.zk_controller_epoch,
+            isr_change_notifications=tuple(sorted(self.zk_isr_change_notifications)),
+            reassign_partitions=sorted_items(self.zk_reassign_partitions),
+            preferred_replica_election=tuple(sorted(self.zk_preferred_replica_election)),
+            log_dir_event_notifications=tuple(sorted(self.zk_log_dir_event_notifications)),
+            unclean_leader_election_enable=self.zk_unclean_leader_election_enable,
+        )
+        acting = self.controller_state()
+        if self.acting_zombie:
+            assert self.other_controller is not None
+            controller = attrs.evolve(self.other_controller, events=tuple(self.watch_events))
+            zombie = None if self.resigned or not acting.events else acting
+        else:
+            controller, zombie = acting, self.other_controller
         log = StepLog(
             replica_transitions=tuple(self.replica_transitions),
             illegal_transitions=tuple(self.illegal_transitions),
@@ -131,24 +187,60 @@ class Step:
             partitions_added=tuple(self.partitions_added),
             topics_created=tuple(self.topics_created),
             additions_reverted=tuple(self.additions_reverted),
+            failed_elections=tuple(self.failed_elections),
+            repeated_elections=tuple(self.repeated_elections),
+            controller_initialized=self.controller_initialized,
+            initial_replica_states=tuple(self.initial_replica_states),
+            zombie_step=self.acting_zombie,
+            zombie_resigned=self.acting_zombie and zombie is None,
+            controlled_shutdown_results=tuple(self.controlled_shutdown_results),
+            preferred_elections_completed=tuple(self.preferred_elections_completed),
+            zk_write_fenced=self.zk_write_fenced,
         )
+        channels = self.channels
+        if self.acting_zombie and zombie is None:
+            # onControllerResignation: ControllerChannelManager.shutdown drops what it had not sent
+            channels = {b: [r for r in q if r.controller_epoch != acting.epoch] for b, q in channels.items()}
         return ClusterState(
             zk=zk,
             controller=controller,
             brokers=tuple(self.brokers[b] for b in sorted(self.brokers)),
-            channels=tuple((b, tuple(q)) for b, q in sorted(self.channels.items()) if q),
+            channels=tuple((b, tuple(q)) for b, q in sorted(channels.items()) if q),
             budget=self.budget,
             history=History(tuple(sorted(self.stray_logs))),
             log=log,
+            zombie=zombie,
+            standby_reassignments=self.standby_reassignments,
         )
 
+    # ---- ZooKeeper writes ----
+    def controller_writes_zk(self, what: str) -> None:
+        """Called before every ZooKeeper write of the controller: from Kafka 2.1 (KAFKA-6082) each write is a
+        multi-op checking the ``/controller_epoch`` zkVersion, so a controller that lost controllership has it
+        refused (``ControllerMovedException``) and resigns; before 2.1 the write lands."""
+        if self.acting_zombie and not self.scenario.bug("KAFKA_6082"):
+            raise ControllerMovedException(f"ControllerMovedException: {what} refused, the controller epoch "
+                                           f"zkVersion moved (controller epoch {self.zk_controller_epoch} > "
+                                           f"{self.epoch})")
+
     # ---- ControllerContext queries ----
-    def is_replica_online(self, broker: int) -> bool:
-        """``ControllerContext.isReplicaOnline`` (no offline log dirs in this model)."""
-        return broker in self.live_brokers
+    def is_replica_online(self, broker: int, tp: TopicPartition | None = None,
+                          include_shutting_down: bool = False) -> bool:
+        """``ControllerContext.isReplicaOnline``: the broker is live (``liveBrokerIds`` excludes the brokers in
+        controlled shutdown, unless ``include_shutting_down``) and the partition is not on one of its offline
+        log directories."""
+        if broker not in self.live_brokers:
+            return False
+        if not include_shutting_down and broker in self.shutting_down_brokers:
+            return False
+        return tp is None or (broker, tp) not in self.replicas_on_offline_dirs
 
     def live_or_shutting_down(self) -> set[int]:
         return set(self.live_brokers)
+
+    def is_active(self) -> bool:
+        """``KafkaController.isActive`` for the acting controller."""
+        return not self.acting_zombie
 
     def partitions_for_topic(self, topic: str) -> list[TopicPartition]:
         return sorted(tp for tp in self.assignment if tp[0] == topic)
@@ -174,8 +266,8 @@ class Step:
         znode, so while one event of this kind (for this topic or partition) waits in the queue,
         further changes add nothing."""
         event = ControllerEvent(kind, topic=topic, partitions=() if partition is None else (partition,))
-        if event not in self.events:
-            self.events.append(event)
+        if event not in self.watch_events:
+            self.watch_events.append(event)
 
     def partition_state_written(self, tp: TopicPartition) -> None:
         """A partition-state znode was written. The data watch of a partition being reassigned

@@ -17,7 +17,15 @@ election), the model's does not.
 
 from __future__ import annotations
 
-from model import partition_reassignment, partition_state_machine, replica_state_machine, topic_deletion_manager
+from model import (
+    controlled_shutdown,
+    controller_failover,
+    partition_reassignment,
+    partition_state_machine,
+    preferred_replica_election,
+    replica_state_machine,
+    topic_deletion_manager,
+)
 from model.cluster import ControllerEvent, EventKind, Replica, TopicPartition
 from model.context import Step
 from model.states import PartitionState, ReplicaState
@@ -29,13 +37,14 @@ def process_next_event(step: Step) -> ControllerEvent:
     stays changed."""
     event = step.events.pop(0)
     try:
-        _process(step, event)
+        dispatch(step, event)
     except partition_reassignment.ControllerError as e:
         step.messages.append(f"Uncaught error processing event {event.describe()}: {e}")
     return event
 
 
-def _process(step: Step, event: ControllerEvent) -> None:
+def dispatch(step: Step, event: ControllerEvent) -> None:
+    """``KafkaController.process``: the handler of each event."""
     if event.kind is EventKind.BrokerChange:
         process_broker_change(step)
     elif event.kind is EventKind.TopicChange:
@@ -52,6 +61,21 @@ def _process(step: Step, event: ControllerEvent) -> None:
         partition_reassignment.process_partition_reassignment(step)
     elif event.kind is EventKind.PartitionReassignmentIsrChange:
         partition_reassignment.process_partition_reassignment_isr_change(step, event.partitions[0])
+    elif event.kind is EventKind.Reelect:
+        controller_failover.on_controller_failover(step)
+    elif event.kind is EventKind.ControlledShutdown:
+        controlled_shutdown.process_controlled_shutdown(step, event)
+    elif event.kind is EventKind.PreferredReplicaLeaderElection:
+        preferred_replica_election.process_preferred_replica_leader_election(step)
+    elif event.kind is EventKind.AutoPreferredReplicaLeaderElection:
+        preferred_replica_election.process_auto_preferred_replica_leader_election(step)
+    elif event.kind is EventKind.LogDirEventNotification:
+        process_log_dir_event_notification(step)
+    elif event.kind is EventKind.LeaderAndIsrResponseReceived:
+        process_leader_and_isr_response_received(step, event)
+    elif event.kind is EventKind.UncleanLeaderElectionEnable:
+        step.messages.append("Unclean leader election has been enabled by default")
+        partition_state_machine.trigger_online_partition_state_change(step)
 
 
 def process_broker_change(step: Step) -> None:
@@ -91,7 +115,9 @@ def on_broker_startup(step: Step, new: list[int]) -> None:
     """``onBrokerStartup``: UpdateMetadata so that every broker learns of the new ones (2.2+, KAFKA-7537:
     live brokers only to the existing brokers, every partition to the new ones; 2.0 – 2.1: every
     partition to every live broker), then the new brokers' replicas go Online (LeaderAndIsr), offline
-    partitions are elected, and deletions waiting for these brokers resume."""
+    partitions are elected, and deletions waiting for these brokers resume. The brokers' offline log
+    directories are forgotten (``replicasOnOfflineDirs.remove``)."""
+    step.replicas_on_offline_dirs = {(b, tp) for b, tp in step.replicas_on_offline_dirs if b not in new}
     if step.scenario.version >= (2, 2):
         existing = sorted(step.live_or_shutting_down() - set(new))
         step.send_update_metadata_request(existing, [])
@@ -108,6 +134,10 @@ def on_broker_startup(step: Step, new: list[int]) -> None:
 
 
 def on_broker_failure(step: Step, dead: list[int]) -> None:
+    """``onBrokerFailure``: forget the brokers' offline log directories and their controlled shutdown, then
+    ``onReplicasBecomeOffline`` for every replica they host."""
+    step.replicas_on_offline_dirs = {(b, tp) for b, tp in step.replicas_on_offline_dirs if b not in dead}
+    step.shutting_down_brokers -= set(dead)
     on_replicas_become_offline(step, step.replicas_on_brokers(set(dead)))
 
 
@@ -115,7 +145,7 @@ def on_replicas_become_offline(step: Step, replicas: list[Replica]) -> None:
     for_deletion = [r for r in replicas if step.is_topic_queued_up_for_deletion(r[0])]
     rest = [r for r in replicas if not step.is_topic_queued_up_for_deletion(r[0])]
     without_leader = [tp for tp, lai in step.leadership.items()
-                      if not step.is_replica_online(lai.leader) and not step.is_topic_queued_up_for_deletion(tp[0])]
+                      if not step.is_replica_online(lai.leader, tp) and not step.is_topic_queued_up_for_deletion(tp[0])]
     partition_state_machine.handle_state_changes(step, without_leader, PartitionState.OfflinePartition)
     partition_state_machine.trigger_online_partition_state_change(step)
     replica_state_machine.handle_state_changes(step, rest, ReplicaState.OfflineReplica)
@@ -156,12 +186,19 @@ def process_topic_deletion(step: Step) -> None:
     """``TopicDeletion.process``: topics named under /admin/delete_topics are queued for deletion.
 
     Requests for topics the controller does not know are dropped (their znodes deleted); with
-    ``delete.topic.enable=false`` every request is dropped (KAFKA-3175's fix).
+    ``delete.topic.enable=false`` every request is dropped (KAFKA-3175's fix, 0.10.2; before it, with
+    KAFKA_3175, the controller did not watch /admin/delete_topics at all, and the requests stayed).
+
+    A topic with a partition being reassigned is marked ineligible before it is queued, which does nothing
+    (2.0 – 2.3): its deletion starts with the reassignment in flight.
     """
+    if not step.scenario.delete_topic_enable and step.scenario.bug("KAFKA_3175"):
+        return
     requested = set(step.zk_delete_topics)
     non_existent = requested - step.all_topics()
     if non_existent:
         step.messages.append(f"Ignoring request to delete non-existing topics {sorted(non_existent)}")
+        step.controller_writes_zk("the deletion of /admin/delete_topics children")
         step.zk_delete_topics -= non_existent
         step.enqueue_once(EventKind.TopicDeletion)
     requested -= non_existent
@@ -174,6 +211,7 @@ def process_topic_deletion(step: Step) -> None:
             topic_deletion_manager.enqueue_topics_for_deletion(step, sorted(requested))
     elif requested:
         step.messages.append(f"Removing {sorted(requested)} since delete topic is disabled")
+        step.controller_writes_zk("the deletion of /admin/delete_topics children")
         step.zk_delete_topics -= requested
         step.enqueue_once(EventKind.TopicDeletion)
 
@@ -194,9 +232,10 @@ def process_isr_change_notification(step: Step) -> None:
     takes whatever ZooKeeper holds, controller epoch included), send UpdateMetadata for them to every
     live broker, and delete the notifications read."""
     partitions = sorted(step.zk_isr_change_notifications)
-    step.zk_isr_change_notifications.clear()
     if not partitions:
         return
+    step.controller_writes_zk("the deletion of /isr_change_notification children")
+    step.zk_isr_change_notifications.clear()
     for tp in partitions:
         znode = step.zk_partitions.get(tp)
         if znode is not None:
@@ -225,6 +264,7 @@ def process_partition_modifications(step: Step, topic: str) -> None:
                              "it is currently being deleted")
         if step.scenario.version >= (2, 0):
             known = step.partitions_for_topic(topic)
+            step.controller_writes_zk(f"the write of /brokers/topics/{topic}")
             step.zk_topics[topic] = tuple(in_zk[p] for _, p in known)
             step.additions_reverted.append(topic)
             step.topic_znode_written(topic)
@@ -233,3 +273,30 @@ def process_partition_modifications(step: Step, topic: str) -> None:
         step.assignment.update(to_add)
         step.partitions_added.extend(sorted(to_add))
         on_new_partition_creation(step, sorted(to_add))
+
+
+def process_log_dir_event_notification(step: Step) -> None:
+    """``LogDirEventNotification.process`` and ``onBrokerLogDirFailure`` (2.3): read the brokers named under
+    /log_dir_event_notification, delete the notifications, and move every replica on those brokers to
+    OnlineReplica, whose LeaderAndIsr requests the brokers answer with KAFKA_STORAGE_ERROR for the
+    partitions on a failed directory (``LeaderAndIsrResponseReceived``)."""
+    brokers = sorted(step.zk_log_dir_event_notifications)
+    if not brokers:
+        return
+    step.controller_writes_zk("the deletion of /log_dir_event_notification children")
+    step.zk_log_dir_event_notifications.clear()
+    step.messages.append(f"Handling log directory failure for brokers {','.join(map(str, brokers))}")
+    replica_state_machine.handle_state_changes(step, step.replicas_on_brokers(set(brokers)),
+                                               ReplicaState.OnlineReplica)
+
+
+def process_leader_and_isr_response_received(step: Step, event: ControllerEvent) -> None:
+    """``LeaderAndIsrResponseReceived.process`` (2.3): the partitions answered with KAFKA_STORAGE_ERROR join
+    ``replicasOnOfflineDirs``; those new there go through ``onReplicasBecomeOffline``."""
+    previous = {tp for b, tp in step.replicas_on_offline_dirs if b == event.broker}
+    new = [tp for tp in event.partitions if tp not in previous]
+    step.replicas_on_offline_dirs |= {(event.broker, tp) for tp in event.partitions}
+    if new:
+        step.messages.append(f"Mark replicas {', '.join(f'{t}-{p}' for t, p in new)} on broker {event.broker} "
+                             "as offline")
+        on_replicas_become_offline(step, [(t, p, event.broker) for t, p in sorted(new)])

@@ -2,8 +2,12 @@
 
 Brokers die and restart (their ZooKeeper registrations come and go, firing the controller's
 /brokers/ids watch), brokers apply the requests waiting in their channels (``KafkaApis`` handling
-LeaderAndIsr and StopReplica, ``ReplicaManager.becomeLeaderOrFollower`` / ``stopReplicas``), and
-an admin creates or deletes topics by writing ZooKeeper as ``kafka-topics.sh --zookeeper`` does.
+LeaderAndIsr and StopReplica, ``ReplicaManager.becomeLeaderOrFollower`` / ``stopReplicas``), a log
+directory fails, an admin creates or deletes topics by writing ZooKeeper as ``kafka-topics.sh
+--zookeeper`` does, runs ``kafka-preferred-replica-election.sh``, cancels a reassignment by deleting
+/admin/reassign_partitions or changes ``unclean.leader.election.enable``, and the controller's auto
+leader rebalance timer fires. Controller failover and controlled shutdown live in
+:mod:`model.controller_failover` and :mod:`model.controlled_shutdown`.
 
 Deviations: a broker applies a request and its response reaches the controller's queue in one
 step (Kafka's RequestSendThread would re-send a request whose response was lost, and deleting a
@@ -24,32 +28,38 @@ from model import assignment as kafka_assignment
 from model.cluster import (
     LEADER_DURING_DELETE,
     NO_LEADER,
+    SHUTDOWN_NONE,
     BrokerState,
     ControllerEvent,
     EventKind,
     HostedPartition,
     Request,
     RequestKind,
+    TopicPartition,
 )
 from model.context import Step
 from model.scenario import Scenario
 
 
-def broker_failure(step: Step, broker: int) -> None:
+def broker_failure(step: Step, broker: int, *, controlled: bool = False) -> None:
     """The broker process dies: its ZooKeeper session expires and its ephemeral /brokers/ids
-    znode goes; what it held in memory is lost, its logs stay on disk."""
+    znode goes; what it held in memory is lost, its logs stay on disk. ``controlled``: the broker stops at the
+    end of its controlled shutdown (not counted as a failure)."""
     b = step.brokers[broker]
     step.brokers[broker] = attrs.evolve(b, alive=False, partitions=(), controller_epoch=0,
-                                        metadata_live_brokers=(), metadata_partitions=())
+                                        metadata_live_brokers=(), metadata_partitions=(),
+                                        controlled_shutdown=SHUTDOWN_NONE)
     step.zk_brokers.pop(broker, None)
     step.enqueue_once(EventKind.BrokerChange)
-    step.budget = attrs.evolve(step.budget, broker_failures=step.budget.broker_failures + 1)
+    if not controlled:
+        step.budget = attrs.evolve(step.budget, broker_failures=step.budget.broker_failures + 1)
 
 
 def broker_startup(step: Step, broker: int) -> None:
-    """The broker restarts and registers again, with a larger broker epoch."""
+    """The broker restarts and registers again, with a larger broker epoch (its failed log directory, if any,
+    was repaired)."""
     b = step.brokers[broker]
-    step.brokers[broker] = attrs.evolve(b, alive=True, epoch=b.epoch + 1)
+    step.brokers[broker] = attrs.evolve(b, alive=True, epoch=b.epoch + 1, offline_logs=())
     step.zk_brokers[broker] = b.epoch + 1
     step.enqueue_once(EventKind.BrokerChange)
 
@@ -67,15 +77,25 @@ def broker_apply_request(step: Step, broker: int, *, storage_error: bool = False
     if stale:
         step.messages.append(f"broker {broker} rejects {request.describe()}: {stale}")
     elif request.kind is RequestKind.LeaderAndIsr:
-        step.brokers[broker] = _become_leader_or_follower(b, request)
+        step.brokers[broker] = _become_leader_or_follower(b, request, filter_isr=not step.scenario.bug("KAFKA_6638"))
+        offline = tuple(s.partition for s in request.leader_states if s.partition in b.offline_logs)
+        if offline and request.controller_epoch == step.epoch:
+            # The response callback queues LeaderAndIsrResponseReceived (the model leaves out responses without
+            # a KAFKA_STORAGE_ERROR, whose processing changes nothing while no log directory comes back).
+            step.events.append(ControllerEvent(EventKind.LeaderAndIsrResponseReceived, broker, offline))
     elif request.kind is RequestKind.UpdateMetadata:
         step.brokers[broker] = _update_metadata(b, request)
     else:
         step.brokers[broker] = _stop_replicas(b, request, storage_error)
         if request.delete_partitions and not storage_error:
-            step.stray_logs -= {(broker, tp) for tp in request.partitions}
+            step.stray_logs -= {(broker, tp) for tp in request.partitions if tp not in b.offline_logs}
     if request.kind is RequestKind.StopReplica and request.delete_partitions and not stale:
-        _deletion_callback(step, broker, request, storage_error)
+        failed = request.partitions if storage_error else tuple(tp for tp in request.partitions if tp in b.offline_logs)
+        if failed:
+            _deletion_callback(step, broker, attrs.evolve(request, partitions=failed), True)
+        succeeded = tuple(tp for tp in request.partitions if tp not in failed)
+        if succeeded:
+            _deletion_callback(step, broker, attrs.evolve(request, partitions=succeeded), False)
     return request
 
 
@@ -87,8 +107,15 @@ def _deletion_callback(step: Step, broker: int, request: Request, storage_error:
     the partitions whose topic is in ``topicsWithDeletionStarted`` when the response arrives, and sends
     nothing if none is left; 2.0 – 2.2 pass every response of a deletion request to the event, whose
     processing ignores topics no longer queued. The model reads the controller's set when the broker
-    answers (the response's arrival is the broker's step, see the module docstring).
+    answers (the response's arrival is the broker's step, see the module docstring). A response to an earlier
+    controller (one that resigned, or has not noticed it lost controllership) changes nothing: its
+    callback runs after its resignation (``if (!isActive) return``).
+
+    Deviation: a response naming partitions in error and partitions deleted is Kafka's one event (its
+    failures handled first); the model queues the two parts as two events, in that order.
     """
+    if request.controller_epoch != step.epoch:
+        return
     partitions = request.partitions
     if step.scenario.version >= (2, 3):
         partitions = tuple(tp for tp in partitions if tp[0] in step.topics_with_deletion_started)
@@ -117,7 +144,7 @@ def _stale(step: Step, b: BrokerState, request: Request) -> str:
     return ""
 
 
-def _become_leader_or_follower(b: BrokerState, request: Request) -> BrokerState:
+def _become_leader_or_follower(b: BrokerState, request: Request, filter_isr: bool = False) -> BrokerState:
     """``ReplicaManager.becomeLeaderOrFollower`` (2.3) for each partition of the request.
 
     A partition whose leader epoch is not newer than the one the broker holds is refused
@@ -128,6 +155,11 @@ def _become_leader_or_follower(b: BrokerState, request: Request) -> BrokerState:
     the local replica and its log ("cannot become follower since the new leader … is unavailable"),
     and the broker keeps the leader epoch it had: -1 for a partition it did not host before.
 
+    A partition on a failed log directory is answered with KAFKA_STORAGE_ERROR and not changed. A leader keeps
+    the request's ISR as it is (``Partition.makeLeader``), members the request no longer assigns included;
+    ``filter_isr`` (the switch KAFKA_6638 off: KAFKA-6638's patch, as Kafka 3.0's broker after KAFKA-9672)
+    keeps only the assigned ones.
+
     Deviation: for a partition not listing the broker, 2.3 also leaves behind an empty Partition
     object that ``becomeLeaderOrFollower`` then marks ``OfflinePartition`` (so the broker would answer
     later LeaderAndIsr for it with KAFKA_STORAGE_ERROR until it restarts); the model creates nothing.
@@ -137,12 +169,15 @@ def _become_leader_or_follower(b: BrokerState, request: Request) -> BrokerState:
     for s in request.leader_states:
         if b.id not in s.replicas:
             continue  # UNKNOWN_TOPIC_OR_PARTITION: not an assigned replica
+        if s.partition in b.offline_logs:
+            continue  # KAFKA_STORAGE_ERROR
         current = hosted.get(s.partition)
         if current is not None and s.leader_epoch <= current.leader_epoch:
             continue  # STALE_CONTROLLER_EPOCH for that partition (leader epoch not newer)
         logs.add(s.partition)  # getOrCreateReplica: the log is created if missing
         if s.leader == b.id:  # Partition.makeLeader
-            hosted[s.partition] = HostedPartition(s.partition, s.leader_epoch, s.leader, isr=s.isr,
+            isr = tuple(r for r in s.isr if r in s.replicas) if filter_isr else s.isr
+            hosted[s.partition] = HostedPartition(s.partition, s.leader_epoch, s.leader, isr=isr,
                                                   zk_version=s.zk_version, replicas=s.replicas,
                                                   controller_epoch=s.controller_epoch)
         elif s.leader in b.metadata_live_brokers:  # Partition.makeFollower, then a fetcher to the leader
@@ -185,7 +220,7 @@ def _stop_replicas(b: BrokerState, request: Request, storage_error: bool) -> Bro
     log stays: a later LeaderAndIsr must still carry a newer leader epoch to be applied."""
     if storage_error:
         return attrs.evolve(b, controller_epoch=max(b.controller_epoch, request.controller_epoch))
-    stopped = set(request.partitions)
+    stopped = set(request.partitions) - set(b.offline_logs)  # a failed directory: KAFKA_STORAGE_ERROR
     if not request.delete_partitions:
         return attrs.evolve(b, controller_epoch=max(b.controller_epoch, request.controller_epoch),
                             partitions=tuple(attrs.evolve(h, fetching=False) if h.partition in stopped else h
@@ -265,3 +300,58 @@ def admin_delete_topic(step: Step, topic: str) -> None:
     step.enqueue_once(EventKind.TopicDeletion)
     step.budget = attrs.evolve(step.budget,  # once per incarnation of the topic: a multiset
                                deletions_requested=tuple(sorted((*step.budget.deletions_requested, topic))))
+
+
+def log_dir_failure(step: Step, broker: int, tp: TopicPartition) -> None:
+    """The log directory holding the broker's log of ``tp`` fails (``ReplicaManager.handleLogDirFailure``, 2.3):
+    its partitions leave the broker's memory (fetchers stopped, the partition marked offline), the logs stay on
+    the broken disk, and the broker writes /log_dir_event_notification (``propagateLogDirEvent``), which fires
+    the controller's LogDirEventNotification.
+
+    Deviation: each partition's log is in a directory of its own, so a failure takes one replica offline
+    (Kafka takes every partition of the directory, and halts the broker when its last directory fails)."""
+    b = step.brokers[broker]
+    step.brokers[broker] = attrs.evolve(b, partitions=tuple(h for h in b.partitions if h.partition != tp),
+                                        offline_logs=tuple(sorted({*b.offline_logs, tp})))
+    step.zk_log_dir_event_notifications.add(broker)
+    step.enqueue_once(EventKind.LogDirEventNotification)
+    step.budget = attrs.evolve(step.budget, log_dir_failures=step.budget.log_dir_failures + 1)
+
+
+def admin_preferred_replica_election(step: Step, topic: str) -> None:
+    """``kafka-preferred-replica-election.sh --zookeeper`` with a JSON file naming the topic's partitions
+    (``PreferredReplicaLeaderElectionCommand``): create /admin/preferred_replica_election, whose creation fires
+    PreferredReplicaLeaderElection. The tool refuses while the znode exists ("Preferred replica leader election
+    currently in progress"); the model offers the step only while it is absent."""
+    parts = step.zk_topics[topic]
+    step.zk_preferred_replica_election = {(topic, p) for p in range(len(parts))}
+    step.enqueue_once(EventKind.PreferredReplicaLeaderElection)
+    step.budget = attrs.evolve(step.budget,
+                               preferred_elections=tuple(sorted((*step.budget.preferred_elections, topic))))
+
+
+def auto_rebalance_timer(step: Step) -> None:
+    """The controller's ``auto-leader-rebalance-task`` fires (``scheduleAutoLeaderRebalanceTask``): it queues
+    AutoPreferredReplicaLeaderElection."""
+    step.events.append(ControllerEvent(EventKind.AutoPreferredReplicaLeaderElection))
+    step.budget = attrs.evolve(step.budget, auto_rebalance_checks=step.budget.auto_rebalance_checks + 1)
+
+
+def admin_alter_unclean_leader_election(step: Step) -> None:
+    """``kafka-configs --entity-type brokers --entity-default --alter`` flips ``unclean.leader.election.enable``
+    (a dynamic cluster-wide default since 1.1, KIP-226). Enabling it makes every broker's
+    ``DynamicBrokerConfig`` call ``enableDefaultUncleanLeaderElection``, whose UncleanLeaderElectionEnable event
+    the active controller processes (2.0+); disabling it only takes effect at the next election."""
+    step.zk_unclean_leader_election_enable = not step.zk_unclean_leader_election_enable
+    if step.zk_unclean_leader_election_enable and step.scenario.version >= (2, 0):
+        step.events.append(ControllerEvent(EventKind.UncleanLeaderElectionEnable))
+    step.budget = attrs.evolve(step.budget, unclean_config_changes=step.budget.unclean_config_changes + 1)
+
+
+def admin_cancel_reassignment(step: Step, index: int) -> None:
+    """The admin cancels a stuck reassignment the only way 2.x offers: ``rmr /admin/reassign_partitions``. The
+    controller watches only the znode's creation, so the reassignment in its memory goes on until a new
+    controller rebuilds its context from ZooKeeper (operators delete /controller as well for that)."""
+    step.zk_reassign_partitions.clear()
+    step.budget = attrs.evolve(step.budget,
+                               reassignments_cancelled=tuple(sorted((*step.budget.reassignments_cancelled, index))))

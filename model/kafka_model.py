@@ -2,15 +2,20 @@
 
 Actions are either the controller step (process the event at the head of the queue) or
 environment steps (a broker applies its next request, or fails to delete a log; a partition
-leader shrinks or expands its ISR; a broker dies or restarts; an admin creates, deletes or
-re-creates a topic, adds partitions to one, or starts a partition reassignment).
+leader shrinks or expands its ISR; a broker dies or restarts, shuts down in a controlled way, or
+loses a log directory; the controller fails over, or a former controller that has not noticed
+processes an event; an admin creates, deletes or re-creates a topic, adds partitions to one,
+starts or cancels a partition reassignment, runs a preferred replica election or changes
+``unclean.leader.election.enable``; the auto leader rebalance timer fires).
 A controller step may also be taken with a leader's ISR write landing inside it, between the
 controller's read of that partition's znode and its conditional write (BADVERSION, then the
 retry): ``Action.isr_race``; such an action has no successor when the controller does not write
 that znode. Environment steps are bounded by the counters in :class:`~model.cluster.Budget`, whose
 limits come from the scenario's ``[bounds]``. Actions are listed in a fixed order: the controller
 step and its raced variants, then per broker (by id) its request steps, then ISR changes, then
-failures and restarts, then admin steps by topic name.
+failures and restarts, then admin steps by topic name, then the steps this issue's events added
+(controller failover, zombie, controlled shutdown, log directories, preferred elections, the timer,
+the unclean config, cancellations).
 
 The initial state is a running cluster: every broker registered and alive, the controller elected
 (epoch 1), and the topics that exist from the start created by the controller's own code
@@ -24,12 +29,16 @@ from collections.abc import Sequence
 import attrs
 
 from explorer.contract import Property
-from model import controller, environment, partition_leader
+from model import controlled_shutdown, controller, controller_failover, environment, partition_leader
 from model.cluster import (
+    SHUTDOWN_NONE,
+    SHUTDOWN_RETRY,
+    SHUTDOWN_SUCCEEDED,
     BrokerState,
     Budget,
     ClusterState,
     Codec,
+    ControllerEvent,
     ControllerState,
     EventKind,
     RequestKind,
@@ -43,7 +52,8 @@ from model.scenario import Scenario, Topic
 @attrs.frozen
 class Action:
     kind: str  # ControllerProcessEvent, BrokerApplyRequest, BrokerFailsStopReplica, LeaderShrinksIsr,
-    #            LeaderExpandsIsr, BrokerFailure, BrokerStartup, AdminCreateTopic, AdminDeleteTopic
+    #            LeaderExpandsIsr, BrokerFailure, BrokerStartup, AdminCreateTopic, AdminDeleteTopic, ... (see
+    #            KafkaControllerModel.actions)
     broker: int = -1
     topic: str = ""
     partition: int = -1
@@ -124,6 +134,50 @@ class KafkaControllerModel:
             for i, command in enumerate(sc.reassignments):
                 if i not in budget.reassignments_submitted and state.zk.topic_assignment(command.topic) is not None:
                     acts.append(Action("AdminReassignPartitions", topic=command.topic, command=i))
+        acts += self._actions_of_part_2(state)
+        return acts
+
+    def _actions_of_part_2(self, state: ClusterState) -> list[Action]:
+        sc, budget = self.scenario, state.budget
+        bounds = sc.bounds
+        acts: list[Action] = []
+        if state.zombie is None:
+            if budget.controller_failovers < bounds.controller_failovers:
+                acts.append(Action(controller_failover.FAILOVER))
+            if budget.controller_moves < bounds.controller_moves:
+                acts.append(Action(controller_failover.MOVE))
+        else:
+            acts.append(Action("ZombieControllerProcessEvent"))
+        requests_left = budget.controlled_shutdowns < bounds.controlled_shutdowns
+        for b in state.brokers:
+            if not b.alive:
+                continue
+            if b.controlled_shutdown in (SHUTDOWN_NONE, SHUTDOWN_RETRY) and requests_left:
+                acts.append(Action("BrokerControlledShutdown", b.id))
+            if b.controlled_shutdown == SHUTDOWN_SUCCEEDED or (b.controlled_shutdown == SHUTDOWN_RETRY
+                                                               and not requests_left):
+                acts.append(Action("BrokerShutdownCompletes", b.id))
+        if budget.log_dir_failures < bounds.log_dir_failures:
+            for b in state.brokers:
+                if b.alive:
+                    for name, p in b.logs:
+                        if (name, p) not in b.offline_logs:
+                            acts.append(Action("LogDirFailure", b.id, name, p))
+        if not state.zk.preferred_replica_election:
+            for t in sc.topics:
+                if (t.preferred_replica_election and t.name not in budget.preferred_elections
+                        and state.zk.topic_assignment(t.name) is not None):
+                    acts.append(Action("AdminPreferredReplicaElection", topic=t.name))
+        if sc.auto_leader_rebalance_enable and budget.auto_rebalance_checks < bounds.auto_rebalance_checks:
+            acts.append(Action("AutoLeaderRebalanceTimer"))
+        if budget.unclean_config_changes < bounds.unclean_config_changes:
+            acts.append(Action("AdminAlterUncleanLeaderElection"))
+        in_znode = dict(state.zk.reassign_partitions)
+        for i, command in enumerate(sc.reassignments):
+            if (command.cancelled_by_admin and i in budget.reassignments_submitted
+                    and i not in budget.reassignments_cancelled
+                    and any(in_znode.get((command.topic, p)) == reps for p, reps in command.targets)):
+                acts.append(Action("AdminCancelReassignment", topic=command.topic, command=i))
         return acts
 
     def next_state(self, state: ClusterState, action: Action) -> ClusterState | None:
@@ -157,6 +211,26 @@ class KafkaControllerModel:
             environment.admin_recreate_topic(step, action.topic)
         elif kind == "AdminReassignPartitions":
             environment.admin_reassign_partitions(step, action.command)
+        elif kind in (controller_failover.FAILOVER, controller_failover.MOVE):
+            controller_failover.controller_failover(step, kind)
+        elif kind == "ZombieControllerProcessEvent":
+            step = Step(self.scenario, state, acting_zombie=True)
+            event = controller_failover.zombie_process_event(step)
+            step.messages.insert(0, f"the former controller (epoch {step.epoch}) processes {event.describe()}")
+        elif kind == "BrokerControlledShutdown":
+            controlled_shutdown.broker_requests_controlled_shutdown(step, action.broker)
+        elif kind == "BrokerShutdownCompletes":
+            environment.broker_failure(step, action.broker, controlled=True)
+        elif kind == "LogDirFailure":
+            environment.log_dir_failure(step, action.broker, (action.topic, action.partition))
+        elif kind == "AdminPreferredReplicaElection":
+            environment.admin_preferred_replica_election(step, action.topic)
+        elif kind == "AutoLeaderRebalanceTimer":
+            environment.auto_rebalance_timer(step)
+        elif kind == "AdminAlterUncleanLeaderElection":
+            environment.admin_alter_unclean_leader_election(step)
+        elif kind == "AdminCancelReassignment":
+            environment.admin_cancel_reassignment(step, action.command)
         else:
             raise ValueError(f"unknown action {action!r}")
         environment.apply_update_metadata_at_heads(step)
@@ -189,6 +263,8 @@ class KafkaControllerModel:
             targets = ", ".join(f"{action.topic}-{p}: {list(reps)}"
                                 for p, reps in self.scenario.reassignments[action.command].targets)
             return f"{action.kind}({targets})"
+        if action.kind == "LogDirFailure":
+            return f"{action.kind}(broker={action.broker}, {action.topic}-{action.partition})"
         if action.broker >= 0:
             return f"{action.kind}(broker={action.broker})"
         if action.topic:
@@ -215,7 +291,8 @@ class KafkaControllerModel:
 def initial_state(scenario: Scenario) -> ClusterState:
     registered = tuple((b.id, 1) for b in sorted(scenario.brokers, key=lambda b: b.id))
     blank = ClusterState(
-        zk=ZkState(brokers=registered, topics=(), partitions=(), delete_topics=(), controller_epoch=CONTROLLER_EPOCH),
+        zk=ZkState(brokers=registered, topics=(), partitions=(), delete_topics=(), controller_epoch=CONTROLLER_EPOCH,
+                   unclean_leader_election_enable=scenario.unclean_leader_election_enable),
         controller=ControllerState(CONTROLLER_EPOCH, registered, (), (), (), (), (), (), (), ()),
         # The controller's first UpdateMetadata (onControllerFailover) has told every broker who is alive.
         brokers=tuple(BrokerState(b, True, 1, CONTROLLER_EPOCH, (), (), tuple(i for i, _ in registered))
@@ -233,7 +310,28 @@ def initial_state(scenario: Scenario) -> ClusterState:
         environment.broker_apply_request(step, broker)
     environment.apply_update_metadata_at_heads(step)
     step.events.clear()  # the deletion callbacks of a fresh cluster: none expected
+    partial = [t for t in scenario.topics if t.partially_deleted]
+    if partial:
+        _crash_in_the_middle_of_deletion(step, partial)
     return attrs.evolve(step.freeze(), log=StepLog())
+
+
+def _crash_in_the_middle_of_deletion(step: Step, topics: list[Topic]) -> None:
+    """The state ``DeleteTopicTest.testDeletingPartiallyDeletedTopic`` (2.0.0, KAFKA-6650) starts from: an admin
+    asked to delete the topics, and a controller crashed after deleting some of their partition-state znodes
+    (``deleteTopicZNode`` deletes recursively, children first). A new controller has been elected and its
+    ``onControllerFailover`` is the first thing to happen."""
+    for t in topics:
+        step.zk_delete_topics.add(t.name)
+        step.budget = attrs.evolve(step.budget,
+                                   deletions_requested=tuple(sorted((*step.budget.deletions_requested, t.name))))
+        for p in t.partially_deleted:
+            step.zk_partitions.pop((t.name, p), None)
+    step.zk_controller_epoch += 1
+    step.epoch = step.zk_controller_epoch
+    for name in ("live_brokers", "assignment", "leadership", "partition_state", "replica_state"):
+        getattr(step, name).clear()
+    step.events[:] = [ControllerEvent(EventKind.Reelect)]
 
 
 

@@ -24,6 +24,7 @@ def update_leader_and_isr(step: Step, tp: TopicPartition, read: LeaderAndIsr, le
     """``LeaderAndIsr.newLeaderAndIsr`` (leader epoch + 1) written conditionally on ``read``'s version;
     None on BADVERSION (the caller retries)."""
     maybe_race(step, tp)
+    step.controller_writes_zk(f"the write of the partition state of {tp[0]}-{tp[1]}")
     current = step.zk_partitions.get(tp)
     assert current is not None, "no partition-state znode is deleted between a read and a write"
     if current.zk_version != read.zk_version:

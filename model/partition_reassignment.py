@@ -48,25 +48,84 @@ from collections.abc import Sequence
 
 from model import partition_state_machine, replica_state_machine, topic_deletion_manager
 from model.cluster import ControllerEvent, EventKind, LeaderAndIsr, TopicPartition
-from model.context import Step
+from model.context import ControllerError, ControllerMovedException, Step
 from model.kafka_zk_client import update_leader_and_isr
 from model.states import PartitionState, ReplicaState
 
 R = ReplicaState
 
 
-class ControllerError(Exception):
-    """An exception Kafka's controller code throws out of a handler; the message names its class."""
-
-
 def process_partition_reassignment(step: Step) -> None:
     """``PartitionReassignment.process``: if the znode exists, record every partition's target replicas
-    in ``partitionsBeingReassigned`` first, then trigger them (the watch is re-armed either way)."""
+    in ``partitionsBeingReassigned`` first, then trigger them (the watch is re-armed either way).
+
+    Before KAFKA-6193's fix (1.1.0), with KAFKA_6193, the partitions not yet in the context were recorded
+    and triggered one at a time (``initiateReassignReplicasForTopicPartition``): one removed from the
+    reassignment rewrote /admin/reassign_partitions from a context that held only the partitions before it.
+    """
     if not step.zk_reassign_partitions:
+        return
+    if step.scenario.bug("KAFKA_6193"):
+        for tp, target in sorted(step.zk_reassign_partitions.items()):
+            if tp not in step.partitions_being_reassigned:
+                _initiate_reassign_before_kafka_6193(step, tp, target)
         return
     for tp, target in sorted(step.zk_reassign_partitions.items()):
         step.partitions_being_reassigned[tp] = target
     maybe_trigger_partition_reassignment(step, sorted(step.zk_reassign_partitions))
+
+
+def _initiate_reassign_before_kafka_6193(step: Step, tp: TopicPartition, target: tuple[int, ...]) -> None:
+    """``initiateReassignReplicasForTopicPartition`` (1.0): the partition joins ``partitionsBeingReassigned``
+    only when it is started; one that is skipped is removed from the znode at once."""
+    name = f"{tp[0]}-{tp[1]}"
+    assigned = step.assignment.get(tp, ())
+    if step.is_topic_queued_up_for_deletion(tp[0]):
+        problem = f"Skipping reassignment of {name} since the topic is currently being deleted"
+    elif not assigned:
+        problem = f"Attempt to reassign partition {name} that doesn't exist"
+    elif assigned == target:
+        problem = (f"Partition {name} to be reassigned is already assigned to replicas {list(target)}. Ignoring "
+                   "request for partition reassignment")
+    else:
+        problem = _dead_targets(step, tp, target)
+    if not problem:
+        step.partitions_being_reassigned[tp] = target
+        topic_deletion_manager.mark_topic_ineligible_for_deletion(step, [tp[0]])
+        try:
+            on_partition_reassignment(step, tp, target)
+            return
+        except ControllerMovedException:
+            raise
+        except ControllerError as e:
+            problem = str(e)
+    step.messages.append(f"Error completing reassignment of partition {name}: {problem}")
+    remove_partitions_from_reassigned_partitions(step, [tp])
+
+
+def initialize_partition_reassignment_before_kafka_6193(step: Step) -> None:
+    """``initializePartitionReassignment`` before 1.1 (KAFKA_6193): partitions of /admin/reassign_partitions whose
+    reassignment is done (or whose topic is gone) are removed from the znode *before* the others are recorded
+    in the (empty) context, so the first removal deletes the znode with every other partition in it."""
+    done = [tp for tp, target in sorted(step.zk_reassign_partitions.items())
+            if step.assignment.get(tp) in (None, target)]
+    for tp in done:
+        remove_partitions_from_reassigned_partitions(step, [tp])
+    step.partitions_being_reassigned.update(
+        {tp: target for tp, target in step.zk_reassign_partitions.items() if tp not in done})
+
+
+def _dead_targets(step: Step, tp: TopicPartition, target: tuple[int, ...]) -> str:
+    """Before KAFKA-4214's fix (0.10.1), with KAFKA_4214: a reassignment is failed when one of its target
+    replicas is not alive as the controller starts it."""
+    if not step.scenario.bug("KAFKA_4214"):
+        return ""
+    alive = [r for r in target if step.is_replica_online(r, tp)]
+    if alive == list(target):
+        return ""
+    return (f"KafkaException: Only {','.join(map(str, alive))} replicas out of the new set of replicas "
+            f"{','.join(map(str, target))} for partition {tp[0]}-{tp[1]} to be reassigned are alive. Failing "
+            "partition reassignment")
 
 
 def maybe_trigger_partition_reassignment(step: Step, partitions: Sequence[TopicPartition]) -> None:
@@ -89,10 +148,16 @@ def maybe_trigger_partition_reassignment(step: Step, partitions: Sequence[TopicP
             step.messages.append(f"Partition {name} to be reassigned is already assigned to replicas "
                                  f"{list(target)}. Ignoring request for partition reassignment.")
             removed.append(tp)
+        elif _dead_targets(step, tp, target):
+            step.messages.append(f"Error completing reassignment of partition {name}: "
+                                 f"{_dead_targets(step, tp, target)}")
+            removed.append(tp)
         else:
             topic_deletion_manager.mark_topic_ineligible_for_deletion(step, [tp[0]])
             try:
                 on_partition_reassignment(step, tp, target)
+            except ControllerMovedException:
+                raise
             except ControllerError as e:
                 step.messages.append(f"Error completing reassignment of partition {name}: {e}")
                 removed.append(tp)
@@ -162,13 +227,15 @@ def update_assigned_replicas_for_partition(step: Step, tp: TopicPartition, repli
     if topic not in step.zk_topics:
         raise ControllerError(f"IllegalStateException: Topic {topic} doesn't exist")
     known = step.partitions_for_topic(topic)
+    step.controller_writes_zk(f"the write of /brokers/topics/{topic}")
     step.zk_topics[topic] = tuple(step.assignment[p] for p in known)
     step.topic_znode_written(topic)
 
 
 def update_leader_epoch(step: Step, tp: TopicPartition) -> LeaderAndIsr:
     """``updateLeaderEpoch``: re-read the znode and write it back with leader epoch + 1, until the
-    conditional write succeeds. The controller's cache is *not* updated (KAFKA-9212, 2.3.0)."""
+    conditional write succeeds. The controller's cache is *not* updated before 2.4 (KAFKA_9212); without the
+    switch it is (2.4.0, KAFKA-9212's fix)."""
     while True:
         read = step.zk_partitions.get(tp)
         if read is None:
@@ -178,6 +245,8 @@ def update_leader_epoch(step: Step, tp: TopicPartition) -> LeaderAndIsr:
             raise ControllerError("StateChangeFailedException: Leader and isr path written by another controller.")
         written = update_leader_and_isr(step, tp, read, read.leader, read.isr)
         if written is not None:
+            if not step.scenario.bug("KAFKA_9212"):
+                step.leadership[tp] = written
             return written
 
 
@@ -197,7 +266,7 @@ def move_reassigned_partition_leader_if_required(step: Step, tp: TopicPartition,
         raise ControllerError(f"NoSuchElementException: key not found: {tp[0]}-{tp[1]}")
     old_and_new = step.assignment[tp]
     step.assignment[tp] = target
-    if cached.leader not in target or not step.is_replica_online(cached.leader):
+    if cached.leader not in target or not step.is_replica_online(cached.leader, tp):
         partition_state_machine.handle_state_changes(step, [tp], PartitionState.OnlinePartition,
                                                      partition_state_machine.REASSIGN)
     else:
@@ -216,6 +285,7 @@ def remove_partitions_from_reassigned_partitions(step: Step, removed: Sequence[T
     """``removePartitionsFromReassignedPartitions``: rewrite the znode without them, or delete it (and
     queue ``PartitionReassignment`` to re-arm its watch) when nothing is left."""
     remaining = {tp: target for tp, target in step.partitions_being_reassigned.items() if tp not in removed}
+    step.controller_writes_zk("the write of /admin/reassign_partitions")
     if not remaining:
         step.zk_reassign_partitions.clear()
         step.events.append(ControllerEvent(EventKind.PartitionReassignment))

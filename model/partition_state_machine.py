@@ -3,12 +3,13 @@
 ``handle_state_changes`` mirrors ``PartitionStateMachine.handleStateChanges``. OnlinePartition from
 NewPartition initialises leader and ISR (``initializeLeaderAndIsrForPartitions``); from Online or
 Offline it runs an election (``electLeaderForPartitions``) with the given strategy:
-``OfflinePartitionLeaderElectionStrategy`` or ``ReassignPartitionLeaderElectionStrategy`` (2.3
-``Election.leaderForOffline`` / ``leaderForReassign``); the preferred and controlled-shutdown
-strategies' algorithms live in :mod:`model.election` and arrive with their events.
+``OfflinePartitionLeaderElectionStrategy``, ``ReassignPartitionLeaderElectionStrategy``,
+``PreferredReplicaPartitionLeaderElectionStrategy`` or ``ControlledShutdownPartitionLeaderElectionStrategy``
+(2.3 ``Election.leaderForOffline`` / ``leaderForReassign`` / ``leaderForPreferredReplica`` /
+``leaderForControlledShutdown``, whose algorithms are :mod:`model.election`).
 
-Elections retry after BADVERSION as Kafka 1.1 – 2.3 do, with their bug: every partition of the call
-is elected again, not only the one that met the conflict (see ``_elect_leader_for_partitions``).
+Elections retry after BADVERSION as Kafka 1.1 – 2.3 do, with their bug (KAFKA_8286): every partition of
+the call is elected again, not only the one that met the conflict (see ``_elect_leader_for_partitions``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,12 @@ from collections.abc import Iterable
 
 from model.cluster import LeaderAndIsr, TopicPartition
 from model.context import Step
-from model.election import offline_partition_leader_election, reassign_partition_leader_election
+from model.election import (
+    controlled_shutdown_partition_leader_election,
+    offline_partition_leader_election,
+    preferred_replica_partition_leader_election,
+    reassign_partition_leader_election,
+)
 from model.kafka_zk_client import update_leader_and_isr
 from model.states import PARTITION_TABLE, PartitionState
 
@@ -25,6 +31,8 @@ P = PartitionState
 
 OFFLINE = "OfflinePartitionLeaderElectionStrategy"
 REASSIGN = "ReassignPartitionLeaderElectionStrategy"
+PREFERRED = "PreferredReplicaPartitionLeaderElectionStrategy"
+CONTROLLED_SHUTDOWN = "ControlledShutdownPartitionLeaderElectionStrategy"
 
 
 def handle_state_changes(step: Step, partitions: Iterable[TopicPartition], target: PartitionState,
@@ -56,11 +64,12 @@ def handle_state_changes(step: Step, partitions: Iterable[TopicPartition], targe
     step.send_requests_to_brokers()
 
 
-def trigger_online_partition_state_change(step: Step) -> None:
-    """``triggerOnlinePartitionStateChange``: every New or Offline partition of a topic not queued
-    for deletion goes Online under the offline election strategy."""
+def trigger_online_partition_state_change(step: Step, topic: str | None = None) -> None:
+    """``triggerOnlinePartitionStateChange``: every New or Offline partition (of ``topic``, if given) of a
+    topic not queued for deletion goes Online under the offline election strategy."""
     partitions = [tp for tp, s in step.partition_state.items()
-                  if s in (P.NewPartition, P.OfflinePartition) and not step.is_topic_queued_up_for_deletion(tp[0])]
+                  if s in (P.NewPartition, P.OfflinePartition) and not step.is_topic_queued_up_for_deletion(tp[0])
+                  and (topic is None or tp[0] == topic)]
     handle_state_changes(step, partitions, P.OnlinePartition)
 
 
@@ -68,7 +77,7 @@ def _initialize_leader_and_isr(step: Step, partitions: list[TopicPartition]) -> 
     done: list[TopicPartition] = []
     for tp in partitions:
         assigned = step.assignment.get(tp, ())
-        live = tuple(b for b in assigned if step.is_replica_online(b))
+        live = tuple(b for b in assigned if step.is_replica_online(b, tp))
         if not live:
             step.messages.append(
                 f"StateChangeFailedException: encountered error during state change of partition "
@@ -93,12 +102,15 @@ def _elect_leader_for_partitions(step: Step, partitions: list[TopicPartition], s
     Kafka 1.1 – 2.3 pass the whole ``partitions`` to every retry, not the ``remaining`` ones (fixed in
     2.4 within KAFKA-8286, commit 121308cc7a2): one conflict re-runs the election of every partition
     of the call, so those already elected get a second leader-epoch bump, and their LeaderAndIsr in
-    the batch is replaced by the later one.
+    the batch is replaced by the later one. Without the switch KAFKA_8286 (2.4+) the retry takes the
+    remaining partitions only.
     """
     elected: list[TopicPartition] = []
     remaining = partitions
     while remaining:
-        done, remaining = _do_elect_leader_for_partitions(step, partitions, strategy)
+        retry_all = step.scenario.bug("KAFKA_8286")
+        done, remaining = _do_elect_leader_for_partitions(step, partitions if retry_all else remaining, strategy)
+        step.repeated_elections += [tp for tp in done if tp in elected and tp not in step.repeated_elections]
         elected += [tp for tp in done if tp not in elected]
     return elected
 
@@ -108,10 +120,14 @@ def _do_elect_leader_for_partitions(step: Step, partitions: list[TopicPartition]
     """``doElectLeaderForPartitions``: the elected partitions and those to retry after BADVERSION.
 
     Offline (``leaderForOffline``): the first live ISR member in AR order, else (unclean election
-    enabled) the first live replica, with the live part of the ISR (or just the new leader); the
-    live assigned replicas get LeaderAndIsr. Reassign (``leaderForReassign``): the first replica of
-    the reassignment target (RAR) that is live and in the ISR, ISR unchanged; every RAR replica is
-    a recipient (the batch drops the dead ones).
+    enabled, read from ZooKeeper's dynamic config) the first live replica, with the live part of the ISR
+    (or just the new leader); the live assigned replicas get LeaderAndIsr. Reassign (``leaderForReassign``):
+    the first replica of the reassignment target (RAR) that is live and in the ISR, ISR unchanged; every
+    RAR replica is a recipient (the batch drops the dead ones). Preferred (``leaderForPreferredReplica``):
+    the first assigned replica if live and in the ISR, ISR unchanged; every assigned replica is a
+    recipient. Controlled shutdown (``leaderForControlledShutdown``): the first assigned replica live, in
+    the ISR and not shutting down, ISR without the shutting-down brokers; the live-or-shutting-down
+    replicas are the recipients from 2.1 (KAFKA-7482), the live ones only before (KAFKA_7482).
     """
     done: list[TopicPartition] = []
     retry: list[TopicPartition] = []
@@ -127,19 +143,30 @@ def _do_elect_leader_for_partitions(step: Step, partitions: list[TopicPartition]
             continue
         assigned = step.assignment[tp]
         leader: int | None
+        new_isr = read.isr
         if strategy == REASSIGN:
             target = step.partitions_being_reassigned[tp]
             recipients = list(target)
             leader = reassign_partition_leader_election(
-                target, read.isr, [b for b in target if step.is_replica_online(b)])
-            new_isr = read.isr
+                target, read.isr, [b for b in target if step.is_replica_online(b, tp)])
+        elif strategy == PREFERRED:
+            recipients = list(assigned)
+            leader = preferred_replica_partition_leader_election(
+                assigned, read.isr, [b for b in assigned if step.is_replica_online(b, tp)])
+        elif strategy == CONTROLLED_SHUTDOWN:
+            live_or_shutting_down = [b for b in assigned if step.is_replica_online(b, tp, include_shutting_down=True)]
+            leader = controlled_shutdown_partition_leader_election(
+                assigned, read.isr, live_or_shutting_down, step.shutting_down_brokers)
+            new_isr = tuple(b for b in read.isr if b not in step.shutting_down_brokers)
+            recipients = ([b for b in assigned if step.is_replica_online(b, tp)] if step.scenario.bug("KAFKA_7482")
+                          else live_or_shutting_down)
         else:
-            recipients = [b for b in assigned if step.is_replica_online(b)]
-            any_isr_live = any(step.is_replica_online(b) for b in read.isr)
-            unclean = (not any_isr_live) and step.scenario.unclean_leader_election_enable
+            recipients = [b for b in assigned if step.is_replica_online(b, tp)]
+            any_isr_live = any(step.is_replica_online(b, tp) for b in read.isr)
+            unclean = (not any_isr_live) and step.zk_unclean_leader_election_enable
             leader = offline_partition_leader_election(assigned, read.isr, recipients, unclean)
             if leader is not None and leader in read.isr:
-                new_isr = tuple(b for b in read.isr if step.is_replica_online(b))
+                new_isr = tuple(b for b in read.isr if step.is_replica_online(b, tp))
             elif leader is not None:
                 new_isr = (leader,)
                 step.messages.append(f"Unclean leader election: {leader} becomes leader of {tp[0]}-{tp[1]} "
@@ -147,6 +174,7 @@ def _do_elect_leader_for_partitions(step: Step, partitions: list[TopicPartition]
         if leader is None:
             step.messages.append(f"StateChangeFailedException: Failed to elect leader for partition "
                                  f"{tp[0]}-{tp[1]} under strategy {strategy}")
+            step.failed_elections.append((tp, strategy))
             continue
         written = update_leader_and_isr(step, tp, read, leader, new_isr)
         if written is None:

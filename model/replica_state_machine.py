@@ -123,9 +123,10 @@ def remove_replicas_from_isr(step: Step, broker: int,
     """``removeReplicasFromIsr``: take ``broker`` out of the ISR of each partition in ZooKeeper,
     ``doRemoveReplicasFromIsr`` again for the partitions whose write met BADVERSION, until none is left.
 
-    A leaving leader becomes NoLeader (-1); the last ISR member is never removed (1.1+). Every
-    write bumps the leader epoch and the znode version. Returns the partitions whose leadership is
-    now known (written or already without the broker); failures are logged and omitted.
+    A leaving leader becomes NoLeader (-1); the last ISR member is never removed (1.1+; before, with
+    KAFKA_5083, 1.0's ``removeReplicaFromIsr`` removed it when unclean leader election was enabled, leaving
+    an empty ISR). Every write bumps the leader epoch and the znode version. Returns the partitions whose
+    leadership is now known (written or already without the broker); failures are logged and omitted.
     """
     finished: list[tuple[TopicPartition, LeaderAndIsr]] = []
     remaining = sorted(partitions)
@@ -145,7 +146,9 @@ def remove_replicas_from_isr(step: Step, broker: int,
                 continue
             if broker in current.isr:
                 new_leader = NO_LEADER if current.leader == broker else current.leader
-                new_isr = current.isr if len(current.isr) == 1 else tuple(b for b in current.isr if b != broker)
+                new_isr = tuple(b for b in current.isr if b != broker)
+                if not new_isr and not (step.scenario.bug("KAFKA_5083") and step.zk_unclean_leader_election_enable):
+                    new_isr = current.isr
                 written = update_leader_and_isr(step, tp, current, new_leader, new_isr)
                 if written is None:
                     retry.append(tp)

@@ -29,6 +29,20 @@ def _enabled(step: Step) -> bool:
     return step.scenario.delete_topic_enable
 
 
+def init(step: Step, to_delete: set[str], ineligible: set[str]) -> None:
+    """``TopicDeletionManager.init`` (on controller failover): queue the topics of /admin/delete_topics, those
+    ineligible for now marked; with ``delete.topic.enable=false``, delete their znodes instead (0.10.2, the
+    fix of KAFKA-3175; before it, KAFKA_3175, the manager queued them whatever the setting, which made
+    ``isTopicQueuedUpForDeletion`` true and kept their partitions out of every election)."""
+    if _enabled(step) or step.scenario.bug("KAFKA_3175"):
+        step.topics_to_be_deleted |= to_delete
+        step.topics_ineligible_for_deletion |= ineligible & step.topics_to_be_deleted
+    elif to_delete:
+        step.messages.append(f"Removing {sorted(to_delete)} since delete topic is disabled")
+        step.controller_writes_zk("the deletion of /admin/delete_topics children")
+        step.zk_delete_topics -= to_delete
+
+
 def enqueue_topics_for_deletion(step: Step, topics: Iterable[str]) -> None:
     if _enabled(step):
         step.topics_to_be_deleted.update(topics)
@@ -126,8 +140,8 @@ def start_replica_deletion(step: Step, replicas: list[Replica]) -> None:
     """``startReplicaDeletion`` (reached through ``onPartitionDeletion``)."""
     for topic in sorted({r[0] for r in replicas}):
         of_topic = [r for r in replicas if r[0] == topic]
-        alive = [r for r in of_topic if step.is_replica_online(r[2])]
-        dead = [r for r in of_topic if not step.is_replica_online(r[2])]
+        alive = [r for r in of_topic if step.is_replica_online(r[2], (r[0], r[1]))]
+        dead = [r for r in of_topic if not step.is_replica_online(r[2], (r[0], r[1]))]
         succeeded = set(step.replicas_in_state(topic, R.ReplicaDeletionSuccessful))
         retry = [r for r in alive if r not in succeeded]
         replica_state_machine.handle_state_changes(step, dead, R.ReplicaDeletionIneligible)
@@ -160,6 +174,7 @@ def complete_delete_topic(step: Step, topic: str) -> None:
     step.completed_deletions.append(topic)
     # zkClient.deleteTopicZNode / deleteTopicConfigs / deleteTopicDeletions: the topic's znodes
     # (with its partition-state znodes) go; both deletions fire the controller's child watches.
+    step.controller_writes_zk(f"the deletion of /brokers/topics/{topic}")
     step.zk_topics.pop(topic, None)
     for tp in [tp for tp in step.zk_partitions if tp[0] == topic]:
         del step.zk_partitions[tp]
@@ -167,6 +182,22 @@ def complete_delete_topic(step: Step, topic: str) -> None:
     step.enqueue_once(EventKind.TopicChange)
     step.enqueue_once(EventKind.TopicDeletion)
     remove_topic(step, topic)
+    if not step.scenario.bug("DELETION_DURING_REASSIGNMENT"):
+        abort_partition_reassignment_for_topic(step, topic)
+
+
+def abort_partition_reassignment_for_topic(step: Step, topic: str) -> None:
+    """LinkedIn's hotfix (linkedin/kafka#14, ``abortPartitionReassignmentForTopic``, not in Apache Kafka): a
+    deleted topic's partitions still being reassigned are dropped from ``partitionsBeingReassigned`` and from
+    /admin/reassign_partitions. Without it (DELETION_DURING_REASSIGNMENT, every Apache 2.x release) the
+    reassignment of a deleted topic stays in both for good."""
+    from model import partition_reassignment
+
+    pending = [tp for tp in step.partitions_being_reassigned if tp[0] == topic]
+    if pending:
+        step.messages.append(f"Aborting the reassignment of {', '.join(f'{t}-{p}' for t, p in sorted(pending))} "
+                             f"since topic {topic} is deleted")
+        partition_reassignment.remove_partitions_from_reassigned_partitions(step, sorted(pending))
 
 
 def remove_topic(step: Step, topic: str) -> None:

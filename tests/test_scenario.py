@@ -25,8 +25,8 @@ BAD_SCENARIOS = [
     ("unknown-top-level-key", "colour = 'red'\n" + GOOD, ["'colour'", "top level"]),
     ("unknown-cluster-key", "[cluster]\nbrokers = [0, 1]\nzookeeper = 'zk:2181'\n" + TOPIC,
      ["'zookeeper'", "[cluster]"]),
-    ("unknown-kafka-key", GOOD + "[kafka]\nauto_leader_rebalance_enable = true\n",
-     ["'auto_leader_rebalance_enable'", "[kafka]"]),
+    ("unknown-kafka-key", GOOD + "[kafka]\nlog_retention_hours = 1\n",
+     ["'log_retention_hours'", "[kafka]"]),
     ("unknown-bounds-key", GOOD + "[bounds]\ncontroller_failures = 1\n", ["'controller_failures'", "[bounds]"]),
     ("unknown-check-key", GOOD + "[check]\ninvariants = ['leader_in_isr']\n", ["'invariants'", "[check]"]),
     ("unknown-topic-key", BROKERS + '[[topics]]\nname = "t"\nreplicas = [[0, 1]]\nretention_ms = 1\n',
@@ -128,8 +128,13 @@ def test_missing_file_raises_scenario_error(tmp_path: Path) -> None:
 # ---- defaults -------------------------------------------------------------------------------------
 
 
+#: The bugs no release up to 2.3 fixed: on by default for every modelled version.
+UNFIXED_IN_2_3 = {"KAFKA_9212", "KAFKA_8286", "KAFKA_9866", "KAFKA_6638", "DELETION_DURING_REASSIGNMENT"}
+
+
 def test_defaults_of_a_minimal_scenario() -> None:
-    """Without [kafka], [bounds], [check] and [bugs]: Kafka 2.3, deletion on, unclean off, 1 failure, no bug."""
+    """Without [kafka], [bounds], [check] and [bugs]: Kafka 2.3, deletion on, unclean off, 1 failure, and only
+    the bugs Kafka 2.3 still had."""
     scenario = load_scenario(GOOD, default_name="minimal")
     assert scenario.name == "minimal"
     assert scenario.version == (2, 3)
@@ -137,7 +142,9 @@ def test_defaults_of_a_minimal_scenario() -> None:
     assert scenario.unclean_leader_election_enable is False
     assert scenario.bounds == Bounds(broker_failures=1, stop_replica_errors=0)
     assert scenario.properties is None
-    assert scenario.bugs == frozenset()
+    assert scenario.bugs == frozenset(UNFIXED_IN_2_3)
+    assert scenario.auto_leader_rebalance_enable is True
+    assert scenario.leader_imbalance_per_broker_percentage == 10
     [topic] = scenario.topics
     assert topic.replicas == ((0, 1),)
     assert topic.created_initially is True
@@ -149,26 +156,27 @@ def test_defaults_of_a_minimal_scenario() -> None:
     ("version", "bugs"),
     [
         ("2.3", set()),
-        ("2.2", set()),
-        ("2.1", {"KAFKA_7235"}),
-        ("2.0", {"KAFKA_7235"}),
-        ("1.1", {"KAFKA_6650", "KAFKA_7235"}),
+        ("2.2", {"KAFKA_3143", "KAFKA_3096"}),
+        ("2.1", {"KAFKA_7235", "KAFKA_3143", "KAFKA_3096"}),
+        ("2.0", {"KAFKA_7235", "KAFKA_3143", "KAFKA_3096", "KAFKA_6082", "KAFKA_7482"}),
+        ("1.1", {"KAFKA_6650", "KAFKA_7235", "KAFKA_3143", "KAFKA_3096", "KAFKA_6082", "KAFKA_7482", "KAFKA_6612"}),
     ],
 )
 def test_historical_bugs_default_by_version(version: str, bugs: set[str]) -> None:
-    """A bug switch is on by default for the versions before its fix (KAFKA-6650: 2.0, KAFKA-7235: 2.2)."""
+    """A bug switch is on by default for the versions before its fix (KAFKA-6650 and KAFKA-6612: 2.0, KAFKA-6082
+    and KAFKA-7482: 2.1, KAFKA-7235: 2.2, KAFKA-3143 and KAFKA-3096: 2.3; 2.4+ fixes on for every version)."""
     scenario = load_scenario(GOOD + f'[kafka]\nversion = "{version}"\n')
     assert scenario.version == tuple(int(x) for x in version.split("."))
-    assert scenario.bugs == frozenset(bugs)
+    assert scenario.bugs == frozenset(bugs | UNFIXED_IN_2_3)
 
 
 @pytest.mark.parametrize(
     ("version", "bugs_table", "bugs"),
     [
-        ("1.1", "KAFKA_7235 = false", {"KAFKA_6650"}),
-        ("2.3", "KAFKA_6650 = true", {"KAFKA_6650"}),
-        ("2.1", "KAFKA_7235 = false\nPLANTED_COMPLETE_DELETION_ON_FIRST_SUCCESS = true",
-         {"PLANTED_COMPLETE_DELETION_ON_FIRST_SUCCESS"}),
+        ("2.3", "KAFKA_6650 = true", {"KAFKA_6650"} | UNFIXED_IN_2_3),
+        ("2.3", "KAFKA_9212 = false\nKAFKA_8286 = false", UNFIXED_IN_2_3 - {"KAFKA_9212", "KAFKA_8286"}),
+        ("2.2", "KAFKA_3143 = false\nPLANTED_COMPLETE_DELETION_ON_FIRST_SUCCESS = true",
+         {"KAFKA_3096", "PLANTED_COMPLETE_DELETION_ON_FIRST_SUCCESS"} | UNFIXED_IN_2_3),
     ],
 )
 def test_explicit_bugs_override_the_version_defaults(version: str, bugs_table: str, bugs: set[str]) -> None:

@@ -31,9 +31,13 @@ class Pinned:
 
 
 #: Sometimes properties a scenario without a [check] list reports as never found when it has no reassignment,
-#: added partition or re-created topic, and no ISR changes either.
+#: added partition or re-created topic, no controller failover, controlled shutdown, preferred election or log
+#: directory failure, and no ISR changes either.
+NO_PART_2_EVENTS = ("sometimes_controlled_shutdown_succeeds", "sometimes_controller_failover_completes",
+                    "sometimes_log_dir_replica_offline", "sometimes_preferred_leader_elected",
+                    "sometimes_zombie_write_fenced")
 NO_REASSIGNMENT = ("sometimes_partition_addition_reverted", "sometimes_partitions_added",
-                   "sometimes_reassignment_completes", "sometimes_topic_recreated")
+                   "sometimes_reassignment_completes", "sometimes_topic_recreated", *NO_PART_2_EVENTS)
 NO_ISR_CHANGES = ("sometimes_isr_reexpanded", "sometimes_isr_write_conflict", *NO_REASSIGNMENT)
 
 PINNED: dict[str, Pinned] = {

@@ -1,0 +1,118 @@
+"""Preferred replica leader election: admin-triggered and the auto leader rebalance (Kafka 2.3.0).
+
+``controller/KafkaController.scala`` 2.3.0:
+
+* ``PreferredReplicaLeaderElection.process`` (``processPreferredReplicaLeaderElection``, ZkTriggered): an
+  admin created ``/admin/preferred_replica_election`` (``kafka-preferred-replica-election.sh`` without
+  ``--bootstrap-server``, ``PreferredReplicaLeaderElectionCommand``); its partitions that exist, whose topic
+  is not queued for deletion and whose preferred replica (the first assigned) does not lead already go
+  through ``onPreferredReplicaElection``: OnlinePartition under ``PreferredReplicaPartitionLeaderElectionStrategy``;
+  ``removePartitionsFromPreferredReplicaElection`` then deletes the znode and queues the event again to
+  re-arm its watch. A new controller resumes the elections still named there
+  (``fetchPendingPreferredReplicaElections``).
+* ``AutoPreferredReplicaLeaderElection`` (``checkAndTriggerAutoLeaderRebalance``), queued by the
+  ``auto-leader-rebalance-task`` timer when ``auto.leader.rebalance.enable`` (the default): per preferred
+  broker, the share of its partitions (topics not queued for deletion) led by another broker; above
+  ``leader.imbalance.per.broker.percentage`` (10 by default) a preferred election runs, batched per broker
+  (2.1+, KAFKA-7299), for those whose preferred broker is online, with no reassignment in progress anywhere
+  and the topic not queued for deletion; Kafka 2.6 (KAFKA-9866) also requires the preferred replica to be in
+  the ISR, which earlier versions do not (KAFKA_9866: the election then fails). It never touches the znode.
+
+The timer is an environment step bounded by ``[bounds] auto_rebalance_checks`` (it fires 5 s after a
+controller starts and every ``leader.imbalance.check.interval.seconds`` after).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from model import partition_state_machine
+from model.cluster import ControllerEvent, EventKind, TopicPartition
+from model.context import Step
+from model.election import preferred_replica_partition_leader_election
+from model.states import PartitionState
+
+
+def process_preferred_replica_leader_election(step: Step) -> None:
+    """``processPreferredReplicaLeaderElection(None, ZkTriggered)``."""
+    requested = sorted(step.zk_preferred_replica_election)
+    if not requested:
+        return
+    electable = []
+    for tp in requested:
+        name = f"{tp[0]}-{tp[1]}"
+        if tp not in step.assignment:
+            step.messages.append(f"Skipping preferred replica leader election for partition {name} since it "
+                                 "doesn't exist.")
+        elif step.is_topic_queued_up_for_deletion(tp[0]):
+            step.messages.append(f"Skipping preferred replica election for partitions {name} since the respective "
+                                 "topics are being deleted")
+        elif _leader(step, tp) != step.assignment[tp][0]:
+            electable.append(tp)
+    on_preferred_replica_election(step, electable, auto=False)
+
+
+def resume_pending(step: Step) -> None:
+    """``fetchPendingPreferredReplicaElections`` and ``onPreferredReplicaElection`` in ``onControllerFailover``:
+    the partitions still named in the znode, unless their election completed, their topic was deleted or is
+    queued for deletion."""
+    pending = [tp for tp in sorted(step.zk_preferred_replica_election)
+               if tp in step.assignment and _leader(step, tp) != step.assignment[tp][0]
+               and not step.is_topic_queued_up_for_deletion(tp[0])]
+    on_preferred_replica_election(step, pending, auto=False)
+
+
+def on_preferred_replica_election(step: Step, partitions: Iterable[TopicPartition], *, auto: bool) -> None:
+    """``onPreferredReplicaElection``: the elections, then ``removePartitionsFromPreferredReplicaElection``
+    (for an admin's election: delete the znode and queue the event again)."""
+    parts = sorted(partitions)
+    partition_state_machine.handle_state_changes(step, parts, PartitionState.OnlinePartition,
+                                                 partition_state_machine.PREFERRED)
+    for tp in parts:
+        preferred = step.assignment[tp][0]
+        if _leader(step, tp) == preferred:
+            step.preferred_elections_completed.append(tp)
+            step.messages.append(f"Partition {tp[0]}-{tp[1]} completed preferred replica leader election. New "
+                                 f"leader is {preferred}")
+        else:
+            step.messages.append(f"Partition {tp[0]}-{tp[1]} failed to complete preferred replica leader election "
+                                 f"to {preferred}. Leader is still {_leader(step, tp)}")
+    if not auto and step.zk_preferred_replica_election:
+        step.controller_writes_zk("the deletion of /admin/preferred_replica_election")
+        step.zk_preferred_replica_election.clear()
+        if step.is_active():
+            step.events.append(ControllerEvent(EventKind.PreferredReplicaLeaderElection))
+
+
+def process_auto_preferred_replica_leader_election(step: Step) -> None:
+    """``checkAndTriggerAutoLeaderRebalance`` (2.3; with KAFKA-9866's candidate filter when the switch is off)."""
+    by_preferred: dict[int, list[TopicPartition]] = {}
+    for tp, reps in sorted(step.assignment.items()):
+        if reps and not step.is_topic_queued_up_for_deletion(tp[0]):
+            by_preferred.setdefault(reps[0], []).append(tp)
+    threshold = step.scenario.leader_imbalance_per_broker_percentage / 100
+    for broker, partitions in sorted(by_preferred.items()):
+        not_preferred = [tp for tp in partitions if tp in step.leadership and _leader(step, tp) != broker]
+        ratio = len(not_preferred) / len(partitions)
+        if ratio <= threshold:
+            continue
+        candidates = [tp for tp in not_preferred
+                      if step.is_replica_online(broker, tp) and not step.partitions_being_reassigned
+                      and not step.is_topic_queued_up_for_deletion(tp[0]) and tp in step.assignment
+                      and (step.scenario.bug("KAFKA_9866") or _can_preferred_replica_be_leader(step, tp))]
+        step.messages.append(f"Leader imbalance ratio for broker {broker} is {ratio:.2f}: preferred replica "
+                             f"election for {', '.join(f'{t}-{p}' for t, p in candidates) or 'no partition'}")
+        on_preferred_replica_election(step, candidates, auto=True)
+
+
+def _can_preferred_replica_be_leader(step: Step, tp: TopicPartition) -> bool:
+    """``canPreferredReplicaBeLeader`` (2.6, KAFKA-9866), from the controller's cache."""
+    assigned = step.assignment[tp]
+    lai = step.leadership[tp]
+    live = [b for b in assigned if step.is_replica_online(b, tp)]
+    return preferred_replica_partition_leader_election(assigned, lai.isr, live) is not None
+
+
+def _leader(step: Step, tp: TopicPartition) -> int:
+    lai = step.leadership.get(tp)
+    return -1 if lai is None else lai.leader
