@@ -221,6 +221,8 @@ def _transitions_follow_table(scenario: Scenario) -> Check:
             before, after = dict(prev.zombie.replica_states), dict(nxt.zombie.replica_states)
         elif nxt.log.controller_initialized:
             before, after = dict(nxt.log.initial_replica_states), dict(nxt.controller.replica_states)
+        elif nxt.controller.epoch != prev.controller.epoch:
+            return None  # a new controller was elected: its context starts empty
         else:
             before, after = dict(prev.controller.replica_states), dict(nxt.controller.replica_states)
         walked: dict[Any, ReplicaState] = {}
@@ -343,16 +345,18 @@ def _queued_deletion_finishes(scenario: Scenario) -> Check:
           "when the controller is idle, every partition (not being deleted) with a live ISR member, or with "
           "a live replica and no leader/ISR yet, has a live leader")
 def _leader_elected(scenario: Scenario) -> Check:
+    """A replica on a failed log directory does not count as live (``isReplicaOnline``)."""
+
     def check(s: ClusterState) -> dict[str, Any] | None:
         if not quiescent(s):
             return None
-        alive = {b.id for b in s.brokers if b.alive}
         # With delete.topic.enable=false no topic may be queued (KAFKA-3175): such a topic is not exempt.
         deleting = set(s.controller.topics_to_be_deleted) if scenario.delete_topic_enable else set()
         znodes = dict(s.zk.partitions)
         for tp, reps in s.controller.assignments:
             if tp[0] in deleting:
                 continue
+            alive = {b.id for b in s.brokers if b.alive and tp not in b.offline_logs}
             lai = znodes.get(tp)
             if lai is None:
                 if set(reps) & alive:
@@ -375,7 +379,8 @@ def _live_brokers_host_replicas(scenario: Scenario) -> Check:
     Partitions without a live leader are not judged: a follower refuses a LeaderAndIsr whose leader
     is not alive in its metadata cache (``ReplicaManager.makeFollowers``, 2.3), NoLeader included, and
     keeps the leader epoch it had until a leader is elected. Nor is a replica whose log directory failed
-    (it cannot host the partition until the broker restarts)."""
+    (it cannot host the partition until the broker restarts), or one on a broker in controlled shutdown (its
+    replicas go offline: it gets StopReplica, not the new LeaderAndIsr)."""
 
     def check(s: ClusterState) -> dict[str, Any] | None:
         if not quiescent(s):
@@ -390,7 +395,8 @@ def _live_brokers_host_replicas(scenario: Scenario) -> Check:
                 continue
             for b in parts[tp[1]]:
                 broker = s.broker(b)
-                if not broker.alive or tp in broker.offline_logs:
+                if (not broker.alive or tp in broker.offline_logs or broker.controlled_shutdown
+                        or b in s.controller.shutting_down_brokers):
                     continue
                 hosted = broker.hosted(tp)
                 if hosted is None or (hosted.leader_epoch, hosted.leader) != (lai.leader_epoch, lai.leader):
@@ -677,6 +683,28 @@ def _auto_rebalance_feasible(scenario: Scenario) -> Check:
         lai = dict(prev.controller.leadership).get(tp)
         return {"partition": _tp(tp), "preferred_replica": dict(prev.controller.assignments)[tp][0],
                 "isr": None if lai is None else list(lai.isr), "failed": failed[0][1]}
+
+    return check
+
+
+@register("controller_knows_every_partition_when_idle", ALWAYS, "quiescence",
+          "when the controller is idle, every partition ZooKeeper lists for a topic the controller knows is a "
+          "partition the controller knows (no partition count the cluster does not serve)")
+def _controller_knows_partitions(scenario: Scenario) -> Check:
+    """The property KAFKA-6612 broke: before 2.0 partitions added to a topic queued for deletion stayed in its
+    znode although the controller never created them; a new controller then found them without leadership,
+    which (with KAFKA-6650, also before 2.0) kept the deletion from ever finishing."""
+
+    def check(s: ClusterState) -> dict[str, Any] | None:
+        if not quiescent(s):
+            return None
+        known: dict[str, int] = {}
+        for (t, _p), _reps in s.controller.assignments:
+            known[t] = known.get(t, 0) + 1
+        for topic, parts in s.zk.topics:
+            if topic in known and len(parts) != known[topic]:
+                return {"topic": topic, "partitions_in_zookeeper": len(parts), "partitions_known": known[topic]}
+        return None
 
     return check
 

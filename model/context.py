@@ -282,6 +282,17 @@ class Step:
         if topic in self.all_topics():
             self.enqueue_once(EventKind.PartitionModifications, topic=topic)
 
+    # ---- ControllerChannelManager ----
+    def remove_broker_channel(self, broker: int) -> None:
+        """``ControllerChannelManager.removeBroker``: the acting controller's queue to the broker is dropped. The
+        channels are shared in the model; the requests of another controller (a newer one, or a former one
+        still at work) stay."""
+        queue = [r for r in self.channels.get(broker, []) if r.controller_epoch != self.epoch]
+        if queue:
+            self.channels[broker] = queue
+        else:
+            self.channels.pop(broker, None)
+
     # ---- ControllerBrokerRequestBatch ----
     def add_leader_and_isr_request(self, brokers: Iterable[int], tp: TopicPartition, lai: LeaderAndIsr,
                                    replicas: tuple[int, ...], is_new: bool) -> None:

@@ -95,7 +95,7 @@ def process_broker_change(step: Step) -> None:
         bounced = sorted(b for b in set(current) & set(known) if current[b] > known[b])
     # ControllerChannelManager.addBroker / removeBroker: a removed broker's queue is dropped.
     for b in bounced + dead:
-        step.channels.pop(b, None)
+        step.remove_broker_channel(b)
     if new:
         step.live_brokers.update({b: current[b] for b in new})
         on_broker_startup(step, new)
@@ -247,7 +247,7 @@ def process_partition_modifications(step: Step, topic: str) -> None:
     """``PartitionModifications.process``: /brokers/topics/<topic> changed. Partitions ZooKeeper lists
     and the controller does not know are created (``onNewPartitionCreation``), unless the topic is
     queued for deletion: then 2.0+ (KAFKA-6612) rewrite the znode without them
-    (``restorePartitionReplicaAssignment``), and 1.1 only logs and skips them.
+    (``restorePartitionReplicaAssignment``), and 1.1 (KAFKA_6612) only logs and skips them.
 
     Deviation: Kafka's restore keeps the partitions that have a ``/partitions/<p>`` znode, which the
     controller creates with their first leader; the model keeps the partitions the controller knows.
@@ -262,7 +262,7 @@ def process_partition_modifications(step: Step, topic: str) -> None:
             return
         step.messages.append(f"Skipping adding partitions {sorted(p for _, p in to_add)} for topic {topic} since "
                              "it is currently being deleted")
-        if step.scenario.version >= (2, 0):
+        if not step.scenario.bug("KAFKA_6612"):
             known = step.partitions_for_topic(topic)
             step.controller_writes_zk(f"the write of /brokers/topics/{topic}")
             step.zk_topics[topic] = tuple(in_zk[p] for _, p in known)

@@ -88,6 +88,7 @@ def _initialize_leader_and_isr(step: Step, partitions: list[TopicPartition]) -> 
             step.messages.append(f"NodeExistsException: partition-state znode of {tp[0]}-{tp[1]} already exists")
             continue
         lai = LeaderAndIsr(live[0], 0, live, 0, step.epoch)
+        step.controller_writes_zk(f"the creation of the partition state of {tp[0]}-{tp[1]}")
         step.zk_partitions[tp] = lai
         step.leadership[tp] = lai
         step.add_leader_and_isr_request(live, tp, lai, assigned, is_new=True)

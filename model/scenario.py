@@ -122,7 +122,7 @@ BUGS: Mapping[str, BugSwitch] = {
              "controller's TopicDeletionManager queues the topics named there, which excludes their partitions "
              "from every election"),
         _bug("KAFKA_6612", "KAFKA-6612", "Added logic to prevent increasing partition counts during topic deletion",
-             "2.0.0", (2, 0), "queued_deletion_finishes_when_brokers_alive", "kafka-6612",
+             "2.0.0", (2, 0), "controller_knows_every_partition_when_idle", "kafka-6612",
              "PartitionModifications only logs partitions added to a topic queued for deletion and leaves them in "
              "its znode, where a new controller finds them without leadership"),
         _bug("KAFKA_6193", "KAFKA-6193", "Only delete reassign_partitions znode after reassignment is complete",
