@@ -43,6 +43,7 @@ from model.cluster import (
 from model.scenario import Scenario
 
 ADMIN, CONTROLLER, ZOOKEEPER = "admin", "controller", "ZooKeeper"
+FORMER = "former controller"
 
 _PARTITION_COLUMNS = (
     ("leader", "leader"),
@@ -79,7 +80,7 @@ def state_view(scenario: Scenario, state: ClusterState, prev: ClusterState | Non
                action: Any = None) -> dict[str, Any]:
     """The view of ``state``; given ``prev`` and ``action``, also of the step that reached it."""
     view: dict[str, Any] = {
-        "tables": [_partitions(state), _cluster(state), _brokers(scenario, state), _controller(state)],
+        "tables": [_partitions(state), _cluster(state), _brokers(scenario, state), _controller(scenario, state)],
         "lanes": _lanes(scenario),
     }
     if prev is not None and action is not None:
@@ -154,23 +155,39 @@ def _brokers(scenario: Scenario, s: ClusterState) -> dict[str, Any]:
     return _table("brokers", "Brokers", False, _BROKER_COLUMNS, rows)
 
 
-def _controller(s: ClusterState) -> dict[str, Any]:
+def _controller(scenario: Scenario, s: ClusterState) -> dict[str, Any]:
+    """The controller's queue and deletion sets; with the events of a failover, a controlled shutdown or a log
+    directory failure in the scenario, also shuttingDownBrokerIds, replicasOnOfflineDirs and the former
+    controller still at work (columns a scenario without them does not show)."""
     c = s.controller
-    cells = {
+    cells: dict[str, Any] = {
         "events": [describe_event(e) for e in c.events],
         "delete_topics": list(s.zk.delete_topics),
         "topics_to_be_deleted": list(c.topics_to_be_deleted),
         "topics_ineligible": list(c.topics_ineligible_for_deletion),
         "topics_with_deletion_started": list(c.topics_with_deletion_started),
     }
-    return _table("controller", f"Controller (epoch {c.epoch})", False, _CONTROLLER_COLUMNS,
-                  [{"key": "", "cells": cells}])
+    columns = list(_CONTROLLER_COLUMNS)
+    b = scenario.bounds
+    if b.controlled_shutdowns:
+        columns.append(("shutting_down", "shuttingDownBrokerIds"))
+        cells["shutting_down"] = list(c.shutting_down_brokers)
+    if b.log_dir_failures:
+        columns.append(("offline_dirs", "replicasOnOfflineDirs (broker: partition)"))
+        cells["offline_dirs"] = [f"{broker}: {partition_name(tp)}" for broker, tp in c.replicas_on_offline_dirs]
+    if b.controller_failovers or b.controller_moves:
+        columns.append(("former", "former controller still at work"))
+        cells["former"] = ("none" if s.zombie is None else
+                           f"epoch {s.zombie.epoch}, queue [{', '.join(describe_event(e) for e in s.zombie.events)}]")
+    return _table("controller", f"Controller (epoch {c.epoch})", False, columns, [{"key": "", "cells": cells}])
 
 
 def _lanes(scenario: Scenario) -> list[dict[str, str]]:
     lanes = [{"id": ADMIN, "title": "admin", "subtitle": "kafka-topics.sh"},
-             {"id": CONTROLLER, "title": "controller", "subtitle": "KafkaController"},
-             {"id": ZOOKEEPER, "title": "ZooKeeper", "subtitle": ""}]
+             {"id": CONTROLLER, "title": "controller", "subtitle": "KafkaController"}]
+    if scenario.bounds.controller_failovers or scenario.bounds.controller_moves:
+        lanes.append({"id": FORMER, "title": FORMER, "subtitle": "lost controllership, has not noticed"})
+    lanes.append({"id": ZOOKEEPER, "title": "ZooKeeper", "subtitle": ""})
     for b in sorted(scenario.brokers, key=lambda b: b.id):
         lanes.append({"id": _broker(b.id), "title": _broker(b.id),
                       "subtitle": f"rack {b.rack}" if b.rack is not None else ""})
@@ -226,6 +243,11 @@ def _step(s: ClusterState, prev: ClusterState, action: Any) -> dict[str, Any]:
         event = prev.controller.events[0]
         title, phase = _controller_step(s, prev, event, messages, log)
         actor = CONTROLLER
+    elif kind == "ZombieControllerProcessEvent":
+        assert prev.zombie is not None
+        event = prev.zombie.events[0]
+        title, phase = _controller_step(s, prev, event, messages, log, former=True)
+        actor = FORMER
     elif kind in ("BrokerApplyRequest", "BrokerFailsStopReplica"):
         title = _broker_applies(s, prev, broker, kind == "BrokerFailsStopReplica", messages, log)
         actor = _broker(broker)
@@ -248,7 +270,7 @@ def _step(s: ClusterState, prev: ClusterState, action: Any) -> dict[str, Any]:
         messages.append(_msg(ADMIN, ZOOKEEPER, f"create /admin/delete_topics/{topic}", "write"))
         actor = ADMIN
     else:
-        title, actor = str(kind), CONTROLLER
+        title, actor = _environment_step(s, prev, action, messages)
     messages += _new_events(s, prev, popped=kind == "ControllerProcessEvent")
     log += _state_change_log(s, prev)
     return {"title": title, "phase": phase, "actor": actor, "messages": messages, "log": log}
@@ -258,11 +280,78 @@ def _msg(source: str, target: str, label: str, kind: str) -> dict[str, str]:
     return {"from": source, "to": target, "label": label, "kind": kind}
 
 
+def _environment_step(s: ClusterState, prev: ClusterState, action: Any,
+                      messages: list[dict[str, str]]) -> tuple[str, str]:
+    """Title and actor of the environment steps other than broker failures and restarts and topic creation and
+    deletion (those have their own branches in :func:`_step`)."""
+    kind, broker, topic = action.kind, action.broker, action.topic
+    if kind in ("ControllerFailover", "ControllerMove"):
+        epoch = s.zk.controller_epoch
+        how = ("/controller is deleted under the running controller" if kind == "ControllerMove"
+               else "the controller's host dies or its ZooKeeper session expires")
+        rest = ("; the former controller, which has not noticed, still holds "
+                f"{len(s.zombie.events)} event(s)" if s.zombie is not None else "; its queue and channels die with it")
+        messages.append(_msg(CONTROLLER, ZOOKEEPER, f"/controller gone ({kind})", "write"))
+        messages.append(_msg(ZOOKEEPER, CONTROLLER, f"a new controller registers /controller, controller epoch {epoch}",
+                             "watch"))
+        title = f"Controller failover: {how}; a new controller is elected with controller epoch {epoch}{rest}"
+        return title, CONTROLLER
+    if kind == "BrokerControlledShutdown":
+        epoch = s.broker(broker).epoch
+        messages.append(_msg(_broker(broker), CONTROLLER, f"ControlledShutdownRequest(brokerId={broker}, "
+                                                           f"brokerEpoch={epoch})", "request"))
+        return f"Broker {broker} (broker epoch {epoch}) asks the controller for a controlled shutdown", _broker(broker)
+    if kind == "BrokerShutdownCompletes":
+        messages.append(_msg(_broker(broker), ZOOKEEPER, f"shut down: /brokers/ids/{broker} deleted", "write"))
+        return f"Broker {broker} completes its shutdown: /brokers/ids/{broker} goes away", _broker(broker)
+    if kind == "LogDirFailure":
+        tp = f"{action.topic}-{action.partition}"
+        messages.append(_msg(_broker(broker), ZOOKEEPER, "create /log_dir_event_notification/log_dir_event_…",
+                             "write"))
+        return (f"The log directory of {tp} on broker {broker} fails: the partition goes offline on the broker, "
+                "which writes /log_dir_event_notification"), _broker(broker)
+    if kind == "AdminPreferredReplicaElection":
+        messages.append(_msg(ADMIN, ZOOKEEPER, "create /admin/preferred_replica_election", "write"))
+        return (f"Admin runs kafka-preferred-replica-election for topic {topic}: creates "
+                "/admin/preferred_replica_election"), ADMIN
+    if kind == "AutoLeaderRebalanceTimer":
+        messages.append(_msg(CONTROLLER, CONTROLLER, "auto-leader-rebalance-task fires", "note"))
+        return "The auto leader rebalance timer fires: AutoPreferredReplicaLeaderElection is queued", CONTROLLER
+    if kind == "AdminAlterUncleanLeaderElection":
+        value = str(s.zk.unclean_leader_election_enable).lower()
+        messages.append(_msg(ADMIN, ZOOKEEPER, f"set unclean.leader.election.enable={value} (cluster default)",
+                             "write"))
+        return f"Admin sets unclean.leader.election.enable={value} for the cluster (kafka-configs)", ADMIN
+    if kind == "AdminCancelReassignment":
+        messages.append(_msg(ADMIN, ZOOKEEPER, "delete /admin/reassign_partitions", "write"))
+        return "Admin cancels the reassignment: deletes /admin/reassign_partitions", ADMIN
+    if kind == "AdminReassignPartitions":
+        messages.append(_msg(ADMIN, ZOOKEEPER, "create /admin/reassign_partitions", "write"))
+        return f"Admin runs kafka-reassign-partitions --execute for topic {topic}", ADMIN
+    if kind == "AdminAddPartitions":
+        messages.append(_msg(ADMIN, ZOOKEEPER, f"write /brokers/topics/{topic}", "write"))
+        return f"Admin adds partitions to topic {topic} (kafka-topics --alter --partitions)", ADMIN
+    if kind == "AdminRecreateTopic":
+        messages.append(_msg(ADMIN, ZOOKEEPER, f"create /brokers/topics/{topic}", "write"))
+        return f"Admin creates topic {topic} again, under the name of the deleted one", ADMIN
+    if kind in ("LeaderShrinksIsr", "LeaderExpandsIsr"):
+        change = [u for u in s.log.isr_updates]
+        detail = (f": ISR {list(change[0][2])} -> {list(change[0][3])}" if change else "")
+        messages.append(_msg(_broker(broker), ZOOKEEPER, f"write /brokers/topics/{topic}/partitions/{action.partition}"
+                                                          f"/state{detail}", "write"))
+        verb = "shrinks" if kind == "LeaderShrinksIsr" else "expands"
+        return f"Leader {broker} {verb} the ISR of {topic}-{action.partition}{detail}", _broker(broker)
+    return str(kind), CONTROLLER
+
+
 def _controller_step(s: ClusterState, prev: ClusterState, event: ControllerEvent, messages: list[dict[str, str]],
-                     log: list[dict[str, str]]) -> tuple[str, str]:
-    c0, c1 = prev.controller, s.controller
-    title = f"Controller processes {describe_event(event)}"
-    messages.append(_msg(CONTROLLER, CONTROLLER, f"processes {describe_event(event)}", "note"))
+                     log: list[dict[str, str]], former: bool = False) -> tuple[str, str]:
+    c0, c1 = (prev.zombie, s.zombie or prev.zombie) if former else (prev.controller, s.controller)
+    assert c0 is not None and c1 is not None
+    who = f"The former controller (epoch {c0.epoch})" if former else "Controller"
+    lane = FORMER if former else CONTROLLER
+    title = f"{who} processes {describe_event(event)}"
+    messages.append(_msg(lane, lane, f"processes {describe_event(event)}", "note"))
     phase = event.kind.name
     if event.kind is EventKind.BrokerChange:
         before, after, registered = dict(c0.live_brokers), dict(c1.live_brokers), dict(prev.zk.brokers)
@@ -308,6 +397,28 @@ def _controller_step(s: ClusterState, prev: ClusterState, event: ControllerEvent
         elif event.broker_epoch >= 0 and current != event.broker_epoch:
             title += (f"; broker {event.broker} has restarted since (broker epoch {current}): "
                       "the response is stale")
+    elif event.kind is EventKind.Reelect:
+        phase = "controller failover: onControllerFailover"
+        _controller_log(log, f"controller elected with epoch {c1.epoch}: initializing controller context")
+    elif event.kind is EventKind.ControlledShutdown:
+        phase = f"controlled shutdown: doControlledShutdown({event.broker})"
+        for broker, remaining, error in s.log.controlled_shutdown_results:
+            answer = error or f"remaining partitions [{_csv([partition_name(tp) for tp in remaining])}]"
+            messages.append(_msg(lane, _broker(broker), f"ControlledShutdownResponse: {answer}", "response"))
+    elif event.kind is EventKind.PreferredReplicaLeaderElection:
+        phase = "PreferredReplicaLeaderElection: onPreferredReplicaElection"
+    elif event.kind is EventKind.AutoPreferredReplicaLeaderElection:
+        phase = "AutoPreferredReplicaLeaderElection: checkAndTriggerAutoLeaderRebalance"
+    elif event.kind is EventKind.LogDirEventNotification:
+        phase = f"LogDirEventNotification: onBrokerLogDirFailure({_csv(prev.zk.log_dir_event_notifications)})"
+    elif event.kind is EventKind.LeaderAndIsrResponseReceived:
+        phase = "LeaderAndIsrResponseReceived: onReplicasBecomeOffline"
+    elif event.kind is EventKind.UncleanLeaderElectionEnable:
+        phase = "UncleanLeaderElectionEnable: triggerOnlinePartitionStateChange"
+    if s.log.zk_write_fenced:
+        phase += "; ControllerMovedException: resigns"
+    elif s.log.zombie_resigned:
+        phase += "; onControllerResignation"
     for topic in s.log.completed_deletions:
         _controller_log(log, f"Deletion of topic {topic} successfully completed", "TopicDeletionManager")
         phase += f"; completeDeleteTopic({topic})"
@@ -316,8 +427,8 @@ def _controller_step(s: ClusterState, prev: ClusterState, event: ControllerEvent
     for message in s.log.messages:
         if not message.startswith("controller processes "):
             _controller_log(log, message)
-    messages += _zookeeper_writes(s, prev)
-    messages += _requests_sent(s, prev)
+    messages += _zookeeper_writes(s, prev, lane)
+    messages += _requests_sent(s, prev, lane)
     return title, phase
 
 
@@ -380,12 +491,21 @@ def _new_events(s: ClusterState, prev: ClusterState, *, popped: bool) -> list[di
             answered = _csv([partition_name(tp) for tp in e.partitions])
             messages.append(_msg(_broker(e.broker), CONTROLLER,
                                  f"StopReplica response {answered}: {error}{epoch}", "response"))
+        elif e.kind is EventKind.LeaderAndIsrResponseReceived:
+            answered = _csv([partition_name(tp) for tp in e.partitions])
+            messages.append(_msg(_broker(e.broker), CONTROLLER, f"LeaderAndIsr response {answered}: "
+                                                                "KAFKA_STORAGE_ERROR", "response"))
+        elif e.kind in (EventKind.ControlledShutdown, EventKind.Reelect, EventKind.AutoPreferredReplicaLeaderElection,
+                        EventKind.UncleanLeaderElectionEnable):
+            continue  # the step's own messages say where they come from
         else:
             watched = {EventKind.BrokerChange: "/brokers/ids", EventKind.TopicChange: "/brokers/topics",
                        EventKind.TopicDeletion: "/admin/delete_topics",
                        EventKind.IsrChangeNotification: "/isr_change_notification",
                        EventKind.PartitionModifications: f"/brokers/topics/{e.topic}",
-                       EventKind.PartitionReassignment: "/admin/reassign_partitions"}.get(e.kind, "")
+                       EventKind.PartitionReassignment: "/admin/reassign_partitions",
+                       EventKind.PreferredReplicaLeaderElection: "/admin/preferred_replica_election",
+                       EventKind.LogDirEventNotification: "/log_dir_event_notification"}.get(e.kind, "")
             if e.kind is EventKind.PartitionReassignmentIsrChange:
                 t, p = e.partitions[0]
                 watched = f"/brokers/topics/{t}/partitions/{p}/state"
@@ -393,7 +513,7 @@ def _new_events(s: ClusterState, prev: ClusterState, *, popped: bool) -> list[di
     return messages
 
 
-def _zookeeper_writes(s: ClusterState, prev: ClusterState) -> list[dict[str, str]]:
+def _zookeeper_writes(s: ClusterState, prev: ClusterState, lane: str = CONTROLLER) -> list[dict[str, str]]:
     z0, z1 = prev.zk, s.zk
     writes = []
     before, after = dict(z0.partitions), dict(z1.partitions)
@@ -403,19 +523,28 @@ def _zookeeper_writes(s: ClusterState, prev: ClusterState) -> list[dict[str, str
         path = f"/brokers/topics/{tp[0]}/partitions/{tp[1]}/state"
         lai = after.get(tp)
         if lai is None:
-            writes.append(_msg(CONTROLLER, ZOOKEEPER, f"delete {path}", "write"))
+            writes.append(_msg(lane, ZOOKEEPER, f"delete {path}", "write"))
         else:
             label = (f"write {path}: leader={lai.leader} leaderEpoch={lai.leader_epoch} isr={_ids(lai.isr)} "
                      f"zkVersion={lai.zk_version}")
-            writes.append(_msg(CONTROLLER, ZOOKEEPER, label, "write"))
+            writes.append(_msg(lane, ZOOKEEPER, label, "write"))
     for topic in sorted(set(dict(z0.topics)) - set(dict(z1.topics))):
-        writes.append(_msg(CONTROLLER, ZOOKEEPER, f"delete /brokers/topics/{topic}", "write"))
+        writes.append(_msg(lane, ZOOKEEPER, f"delete /brokers/topics/{topic}", "write"))
     for topic in sorted(set(z0.delete_topics) - set(z1.delete_topics)):
-        writes.append(_msg(CONTROLLER, ZOOKEEPER, f"delete /admin/delete_topics/{topic}", "write"))
+        writes.append(_msg(lane, ZOOKEEPER, f"delete /admin/delete_topics/{topic}", "write"))
+    if z0.reassign_partitions != z1.reassign_partitions:
+        label = ("delete /admin/reassign_partitions" if not z1.reassign_partitions else
+                 "write /admin/reassign_partitions: " + ", ".join(f"{partition_name(tp)}: {_ids(r)}"
+                                                                 for tp, r in z1.reassign_partitions))
+        writes.append(_msg(lane, ZOOKEEPER, label, "write"))
+    if z0.preferred_replica_election and not z1.preferred_replica_election:
+        writes.append(_msg(lane, ZOOKEEPER, "delete /admin/preferred_replica_election", "write"))
+    if z0.log_dir_event_notifications and not z1.log_dir_event_notifications:
+        writes.append(_msg(lane, ZOOKEEPER, "delete /log_dir_event_notification children", "write"))
     return writes
 
 
-def _requests_sent(s: ClusterState, prev: ClusterState) -> list[dict[str, str]]:
+def _requests_sent(s: ClusterState, prev: ClusterState, lane: str = CONTROLLER) -> list[dict[str, str]]:
     """Requests the controller appended to the brokers' channels (a dropped channel is a note)."""
     messages = []
     before, after = dict(prev.channels), dict(s.channels)
@@ -427,7 +556,7 @@ def _requests_sent(s: ClusterState, prev: ClusterState) -> list[dict[str, str]]:
             messages.append(_msg(_broker(b), _broker(b), f"controller drops {len(q0)} queued request(s) "
                                                          "(ControllerChannelManager.removeBroker)", "note"))
             sent = q1
-        messages += [_msg(CONTROLLER, _broker(b), describe_request(r), "request") for r in sent]
+        messages += [_msg(lane, _broker(b), describe_request(r), "request") for r in sent]
     return messages
 
 
