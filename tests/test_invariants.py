@@ -28,7 +28,7 @@ from model.cluster import (
     RequestKind,
     StepLog,
 )
-from model.kafka_model import KafkaControllerModel
+from model.kafka_model import Action, KafkaControllerModel
 from model.scenario import Scenario, load_scenario
 from model.states import ReplicaState
 
@@ -176,9 +176,40 @@ VIOLATIONS: list[tuple[str, str, str, Builder, dict[str, Any]]] = [
     ("deletion_completes_only_when_all_replicas_succeeded", "topic-gone-logs-remain", SCENARIO,
      lambda s: (s, None, set_zk(s, topics=(), partitions=())),
      {"topic": "t"}),
+    ("leader_isr_within_assigned_replicas", "leader-keeps-a-removed-replica", SCENARIO,
+     lambda s: (set_broker(s, attrs.evolve(s.broker(0), partitions=(
+         HostedPartition(("t", 0), 1, 0, isr=(0, 1, 2), replicas=(0, 1)),))),),
+     {"broker": 0, "partition": "t-0", "not_assigned": [2], "replicas": [0, 1]}),
+    ("zk_written_only_by_active_controller", "former-controller-writes-a-partition-state", SCENARIO,
+     lambda s: (set_zk(attrs.evolve(s, zombie=s.controller), controller_epoch=2), None,
+                attrs.evolve(set_zk(set_lai(s, LAI(1, 1, (1,), 1, 1), cache=False), controller_epoch=2),
+                             log=StepLog(zombie_step=True))),
+     {"writer_controller_epoch": 1, "zookeeper_controller_epoch": 2,
+      "written": ["/brokers/topics/t/partitions/0/state"]}),
+    ("failover_context_from_zookeeper", "reassignment-not-in-the-znode", SCENARIO,
+     lambda s: (s, None, attrs.evolve(set_controller(s, partitions_being_reassigned=((("t", 0), (1, 2)),)),
+                                      log=StepLog(controller_initialized=True))),
+     {"partition": "t-0", "context_target": [1, 2], "znode_target": None}),
+    ("election_bumps_epoch_once", "elected-twice-in-one-call", SCENARIO,
+     lambda s: (s, None, attrs.evolve(set_lai(s, LAI(1, 2, (0, 1), 2, 1)), log=StepLog(
+         elections=((("t", 0), 0, 1), (("t", 0), 1, 1)), repeated_elections=(("t", 0),)))),
+     {"partition": "t-0", "leader_epoch": [0, 2], "elections_in_step": [["t-0", 0, 1], ["t-0", 1, 1]]}),
+    ("auto_rebalance_elections_feasible", "preferred-replica-out-of-the-isr", SCENARIO,
+     lambda s: (set_controller(set_lai(s, LAI(1, 1, (1,), 1, 1)), events=(
+         ControllerEvent(EventKind.AutoPreferredReplicaLeaderElection),)),
+                Action("ControllerProcessEvent"), attrs.evolve(s, log=StepLog(
+                    failed_elections=((("t", 0), "PreferredReplicaPartitionLeaderElectionStrategy"),)))),
+     {"partition": "t-0", "preferred_replica": 0, "isr": [1]}),
 ]
 
-# Quiescence properties: a violating idle state (the stimulus-free states where they are judged).
+REASSIGNING = SCENARIO + """
+[[reassignments]]
+topic = "t"
+partitions = { 0 = [1, 2] }
+"""
+
+# Quiescence properties: a violating idle state (the stimulus-free states where they are judged), of SCENARIO
+# unless QUIESCENCE_SCENARIOS names another.
 QUIESCENCE: list[tuple[str, str, Builder, dict[str, Any]]] = [
     ("queued_deletion_finishes_when_brokers_alive", "queued-with-all-brokers-alive",
      lambda s: (set_controller(s, topics_to_be_deleted=("t",)),),
@@ -212,7 +243,27 @@ QUIESCENCE: list[tuple[str, str, Builder, dict[str, Any]]] = [
     ("leader_elected_when_isr_member_alive", "never-initialised",
      lambda s: (set_zk(s, partitions=()),),
      {"partition": "t-0", "problem": "no leader and ISR were ever initialised"}),
+    ("no_dead_replica_in_isr_when_idle", "dead-follower-left-in-the-isr",
+     lambda s: (set_broker(s, attrs.evolve(s.broker(1), alive=False, partitions=())),),
+     {"partition": "t-0", "isr": [0, 1], "dead_in_isr": [1]}),
+    ("leader_not_on_dead_broker_when_idle", "dead-leader-named",
+     lambda s: (set_lai(set_broker(s, attrs.evolve(s.broker(0), alive=False, partitions=())),
+                        LAI(0, 1, (0,), 1, 1)),),
+     {"partition": "t-0", "leader": 0, "live_brokers": [1, 2]}),
+    ("single_acting_leader_when_idle", "two-acting-leaders",
+     lambda s: (set_broker(s, attrs.evolve(s.broker(1), partitions=(
+         HostedPartition(("t", 0), 0, 1, isr=(0, 1), replicas=(0, 1)),))),),
+     {"partition": "t-0", "acting_leaders": {"0": 0, "1": 0}}),
+    ("controller_knows_every_partition_when_idle", "partition-only-in-zookeeper",
+     lambda s: (set_zk(s, topics=(("t", ((0, 1), (1, 2))),)),),
+     {"topic": "t", "partitions_in_zookeeper": 2, "partitions_known": 1}),
+    ("reassignment_intent_survives", "reassignment-dropped",
+     lambda s: (attrs.evolve(s, budget=attrs.evolve(s.budget, reassignments_submitted=(0,))),),
+     {"partition": "t-0", "target_replicas": [1, 2], "assignment": [0, 1]}),
 ]
+
+
+QUIESCENCE_SCENARIOS = {"reassignment_intent_survives": REASSIGNING}
 
 
 def _cases() -> list[Any]:
@@ -321,7 +372,7 @@ def test_quiescence_property_fires_only_when_the_controller_is_idle(name: str, b
                                                                     evidence: dict[str, Any]) -> None:
     """A quiescence property reports its evidence on an idle state, and nothing while an event is queued or a
     request waits in a channel."""
-    scenario = scenario_of(SCENARIO)
+    scenario = scenario_of(QUIESCENCE_SCENARIOS.get(name, SCENARIO))
     check = check_of(name, scenario)
     [idle] = build(initial_of(scenario))
     assert idle.controller.events == () and idle.channels == ()
