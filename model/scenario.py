@@ -452,6 +452,31 @@ def load_scenario(text: str, default_name: str = "scenario") -> Scenario:
     )
 
 
+_BUGS_HEADER = re.compile(r"^\[bugs\][ \t]*(#.*)?$", re.MULTILINE)
+
+
+def with_bug(scenario: Scenario, name: str, on: bool) -> Scenario:
+    """``scenario`` with the bug switch ``name`` set to ``on`` in its TOML text (so that the source shipped to
+    Spark workers says the same), re-loaded and validated: how ``kmc bugs --verify`` runs a bug's scenario
+    with its switch and without."""
+    if name not in BUGS:
+        raise ScenarioError(f"[bugs] {shown(name)} is not a known bug switch; use one of {', '.join(sorted(BUGS))}.")
+    value = "true" if on else "false"
+    line = re.compile(rf"^[ \t]*{re.escape(name)}[ \t]*=[ \t]*(true|false)[ \t]*(#.*)?$", re.MULTILINE)
+    text = scenario.source
+    if line.search(text):
+        text = line.sub(f"{name} = {value}", text, count=1)
+    elif (header := _BUGS_HEADER.search(text)) is not None:
+        text = f"{text[:header.end()]}\n{name} = {value}{text[header.end():]}"
+    else:
+        text = f"{text.rstrip()}\n\n[bugs]\n{name} = {value}\n"
+    changed = load_scenario(text, default_name=scenario.name)
+    if (name in changed.bugs) != on:
+        raise ScenarioError(f"scenario '{shown(scenario.name)}' sets [bugs] {name} in a form kmc cannot rewrite; "
+                            f"write it as a plain '{name} = true' line under [bugs].")
+    return changed
+
+
 def _reassignment(raw: Any, index: int, topics: Sequence[Topic], brokers: Sequence[Broker]) -> Reassignment:
     """A ``[[reassignments]]`` entry: ``topic = "t"`` and ``partitions = { 0 = [1, 2] }`` (target replicas by
     partition), checked as ``ReassignPartitionsCommand.parseAndValidate`` would."""
