@@ -19,7 +19,7 @@ from typing import Any
 import click
 
 from explorer.results import Outcome
-from kmc.commands import assign, explore, plan, properties, prove, report, scenarios, simulate, validate
+from kmc.commands import assign, bugs, explore, plan, properties, prove, report, scenarios, simulate, validate
 from kmc.common import Interrupted, Interrupts, KmcDefect, defect_sentence, fail, write_traceback
 
 
@@ -62,6 +62,6 @@ def main() -> None:
     pass
 
 
-for _command in (assign.assign, explore.explore, plan.plan, properties.properties, prove.prove, report.report,
-                 scenarios.scenarios, simulate.simulate, validate.validate):
+for _command in (assign.assign, bugs.bugs, explore.explore, plan.plan, properties.properties, prove.prove,
+                 report.report, scenarios.scenarios, simulate.simulate, validate.validate):
     main.add_command(_command)

@@ -173,6 +173,27 @@ BUGS: Mapping[str, BugSwitch] = {
 }
 
 
+#: The spec's "Known controller bugs" with no switch: JIRA -> (title, why the model cannot express it), one line
+#: each (``kmc bugs`` and the README list them).
+NOT_MODELLED_BUGS: Mapping[str, tuple[str, str]] = {
+    "KAFKA-2937": ("Topics marked for delete in Zookeeper may become undeletable",
+                   "fixed in 0.10.0 inside OfflineReplica's leaderIsr check; its 1.1+ form is KAFKA-6650, a switch"),
+    "KAFKA-9089": ("Reassignment should be resilient to unexpected errors",
+                   "needs the AlterPartitionReassignments API of KIP-455 (2.4); the model stops at 2.3"),
+    "KAFKA-9478": ("Remove zombie partition reassignments from ZooKeeper",
+                   "needs two reassignment tools racing on /admin/reassign_partitions; the model's admin commands "
+                   "are atomic, and 2.3's tool refuses to run while the znode exists"),
+    "KAFKA-14808": ("fix leaderless partition issue when controller removes unneeded replicas",
+                    "lies in updateCurrentReassignment of KIP-455's reassignment (2.4+), not modelled"),
+    "KAFKA-13226": ("createTopic need sort brokerMetadata",
+                    "lies in the broker's AdminManager (the unsorted alive-broker list of its metadata cache), not "
+                    "in the controller; the model assigns from id-sorted broker lists"),
+    "KAFKA-1305": ("Controller can hang on controlled shutdown with auto leader balance enabled",
+                   "a deadlock on the 0.8 controller lock and a bounded request queue; the model, like 1.1+, has one "
+                   "event thread and unbounded queues"),
+}
+
+
 class ScenarioError(ValueError):
     """A scenario that cannot be explored; the message is one sentence naming the fix."""
 

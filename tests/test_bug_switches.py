@@ -5,19 +5,18 @@ example of its sometimes properties found, with the switch off within the same b
 from __future__ import annotations
 
 import pytest
+from click.testing import CliRunner, Result
 
 from explorer.bfs import run_bfs
 from explorer.results import Outcome
 from invariants.registry import all_specs
+from kmc.cli import main
 from kmc.compose import model_for, resolve_scenario, shipped_scenarios
-from model.scenario import BUGS, ScenarioError, load_scenario, with_bug
+from model.scenario import BUGS, NOT_MODELLED_BUGS, ScenarioError, load_scenario, with_bug
 from tests.test_scenarios_pinned import PINNED
 
 #: Switch-off searches over ~2 s on a quiet 2-core machine (1.6K to 6.9K states): the slow set.
 SLOW_OFF = {"KAFKA_5310", "KAFKA_8286", "KAFKA_4214", "KAFKA_3096", "KAFKA_6650", "DELETION_DURING_REASSIGNMENT"}
-
-#: The spec's "Known controller bugs" the model cannot express (see the README): no switch, on purpose.
-NOT_EXPRESSIBLE = {"KAFKA-2937", "KAFKA-9089", "KAFKA-9478", "KAFKA-14808", "KAFKA-13226", "KAFKA-1305"}
 
 
 def _param(name: str) -> object:
@@ -40,11 +39,12 @@ def test_every_switch_names_a_property_and_a_shipped_scenario_that_has_it_on() -
 
 
 def test_at_least_eighteen_kafka_bugs_are_switches() -> None:
-    """The catalogue holds at least 18 of Kafka's bugs (planted ones aside), none of the ones the README says the
-    model cannot express."""
+    """The catalogue holds at least 18 of Kafka's bugs (planted ones aside), and the spec's 24 are each a switch or
+    a bug the model says it cannot express."""
     kafka = [b for b in BUGS.values() if b.fixed_in is not None]
     assert len(kafka) >= 18
-    assert not {b.jira for b in kafka} & NOT_EXPRESSIBLE
+    assert not {b.jira for b in kafka} & set(NOT_MODELLED_BUGS)
+    assert len(kafka) + len(NOT_MODELLED_BUGS) == 24
 
 
 @pytest.mark.parametrize("name", [_param(name) for name in sorted(BUGS)])
@@ -77,3 +77,42 @@ def test_with_bug_refuses_an_unknown_switch() -> None:
     scenario = resolve_scenario("kafka-6650")
     with pytest.raises(ScenarioError, match="is not a known bug switch"):
         with_bug(scenario, "KAFKA_0000", on=True)
+
+
+# ---- kmc bugs ------------------------------------------------------------------------------------------------
+
+
+def kmc(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def test_kmc_bugs_lists_every_switch_and_every_bug_not_modelled() -> None:
+    """`kmc bugs` lists each switch with its versions, property and scenario (unverified), then the bugs the
+    model cannot express with the reason, and explores nothing."""
+    result = kmc("bugs")
+    assert result.exit_code == 0
+    heads = [line.split()[0] for line in result.stdout.splitlines() if line and not line.startswith(" ")]
+    assert heads[:len(BUGS)] == list(BUGS)
+    assert [h.rstrip(":") for h in heads[len(BUGS) + 1:]] == list(NOT_MODELLED_BUGS)
+    assert "    versions: 1.1-2.0 (fixed in 2.1.0)" in result.stdout  # KAFKA-6082
+    assert "    breaks:   zk_written_only_by_active_controller" in result.stdout
+    assert result.stdout.count("reproduced: not checked here") == len(BUGS)
+
+
+def test_kmc_bugs_verify_one_switch_on_and_off() -> None:
+    """`kmc bugs --verify --only KAFKA_7482` explores kafka-7482 with the switch on (the violation) and off (ok),
+    prints both searches' states and seconds, and exits 0."""
+    result = kmc("bugs", "--verify", "--only", "KAFKA_7482")
+    assert result.exit_code == 0, result.output
+    assert "switch on:  violation, 19 states," in result.stdout
+    assert "violated: single_acting_leader_when_idle" in result.stdout
+    assert "switch off: ok, 83 states," in result.stdout
+    assert "reproduced: yes" in result.stdout
+    assert "KAFKA_6082" not in result.stdout
+
+
+def test_kmc_bugs_refuses_an_unknown_switch() -> None:
+    """An unknown --only name is refused in one sentence with exit status 2."""
+    result = kmc("bugs", "--verify", "--only", "KAFKA_0000")
+    assert result.exit_code == 2
+    assert "'KAFKA_0000' is not a bug switch" in result.stderr

@@ -1,0 +1,87 @@
+"""``kmc bugs``: Kafka's controller bug history as the model's ``[bugs]`` switches.
+
+Lists each switch (:data:`model.scenario.BUGS`): its id and JIRA, title, the modelled Kafka versions that had
+it (the switch's default), the property it breaks and the shipped scenario that reproduces it; then the bugs of
+the spec's list the model cannot express, with the reason. Without ``--verify`` nothing is explored and the
+"reproduced" column says so. ``--verify`` (optionally ``--only NAME``, repeatable) runs the local BFS on each
+switch's scenario with the switch on and off (:func:`model.scenario.with_bug`) and prints the outcome, distinct
+states and seconds of each: a bug is reproduced when the search finds the property it breaks with the switch on
+and nothing with it off. Exit status: 0 when every bug verified is reproduced, 1 when one is not, 2 for an
+unknown ``--only`` name.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from explorer.bfs import run_bfs
+from explorer.results import ExplorationResult, Outcome
+from kmc.common import fail
+from kmc.compose import model_for, resolve_scenario
+from model.scenario import BUGS, NOT_MODELLED_BUGS, SUPPORTED_VERSIONS, BugSwitch, with_bug
+
+
+def versions_with(bug: BugSwitch) -> str:
+    """The modelled versions whose default has the switch on, or why none has."""
+    if bug.fixed_in is None:
+        return "none (planted)"
+    had = [v for v in SUPPORTED_VERSIONS if bug.default_for(_version(v))]
+    fixed = f"fixed in {bug.fixed_release}"
+    if not had:
+        return f"before {SUPPORTED_VERSIONS[0]} ({fixed})"
+    span = had[0] if len(had) == 1 else f"{had[0]}-{had[-1]}"
+    return f"{span} ({fixed})"
+
+
+def _version(text: str) -> tuple[int, int]:
+    major, minor = text.split(".")
+    return int(major), int(minor)
+
+
+def _run(bug: BugSwitch, on: bool) -> ExplorationResult:
+    return run_bfs(model_for(with_bug(resolve_scenario(bug.scenario), bug.name, on)))
+
+
+def _describe(result: ExplorationResult) -> str:
+    violated = ", ".join(sorted({v.property for v in result.violations})) or "none"
+    return (f"{result.outcome.value}, {result.stats.distinct:,} states, {result.stats.seconds:.1f} s, "
+            f"violated: {violated}")
+
+
+@click.command(help="List Kafka's controller bugs the model can re-introduce ([bugs] switches); with --verify, "
+                    "explore each one's scenario with the switch on and off.")
+@click.option("--verify", is_flag=True, help="Run each bug's scenario (local BFS) with its switch on and off.")
+@click.option("--only", "only", multiple=True, metavar="NAME",
+              help="With --verify: only this switch (repeatable), e.g. --only KAFKA_6650.")
+def bugs(verify: bool, only: tuple[str, ...]) -> None:
+    for name in only:
+        if name not in BUGS:
+            fail(f"--only {name!r} is not a bug switch; use one of {', '.join(sorted(BUGS))} (see `kmc bugs`).")
+    chosen = [b for b in BUGS.values() if not only or b.name in only]
+    reproduced_all = True
+    for bug in chosen:
+        click.echo(f"{bug.name}  {bug.jira or '(planted)'}: {bug.title}")
+        click.echo(f"    versions: {versions_with(bug)}")
+        click.echo(f"    breaks:   {bug.breaks}")
+        click.echo(f"    scenario: {bug.scenario}")
+        if not verify:
+            click.echo("    reproduced: not checked here (run `kmc bugs --verify`)")
+            continue
+        on, off = _run(bug, on=True), _run(bug, on=False)
+        reproduced = (on.outcome is Outcome.VIOLATION and bug.breaks in {v.property for v in on.violations}
+                      and off.outcome is Outcome.OK)
+        reproduced_all &= reproduced
+        click.echo(f"    switch on:  {_describe(on)}")
+        click.echo(f"    switch off: {_describe(off)}")
+        click.echo(f"    reproduced: {'yes' if reproduced else 'NO'}")
+    if not only:
+        click.echo("")
+        click.echo(f"{sum(b.fixed_in is not None for b in BUGS.values())} of Kafka's bugs are switches "
+                   f"(and {sum(b.fixed_in is None for b in BUGS.values())} planted); not expressible in the model:")
+        for jira, (title, why) in NOT_MODELLED_BUGS.items():
+            click.echo(f"{jira}: {title}")
+            click.echo(f"    reproduced: no; {why}")
+    if verify:
+        sys.exit(Outcome.OK.exit_code if reproduced_all else Outcome.VIOLATION.exit_code)
