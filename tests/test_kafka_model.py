@@ -25,7 +25,7 @@ from kafka_steps import (
 
 from explorer.bfs import run_bfs
 from explorer.results import Outcome
-from kmc.compose import model_for, shipped_scenarios
+from kmc.compose import model_for, resolve_scenario
 from model.cluster import (
     NO_LEADER,
     ClusterState,
@@ -38,7 +38,7 @@ from model.cluster import (
 )
 from model.context import Step
 from model.kafka_model import KafkaControllerModel
-from model.scenario import load_scenario
+from model.scenario import with_bug
 from model.states import PartitionState, ReplicaState
 
 R = ReplicaState
@@ -546,24 +546,12 @@ def test_rejected_stop_replica_delete_produces_no_deletion_event() -> None:
 # ---- KAFKA-6650 ------------------------------------------------------------------------------------------------
 
 
-def _kafka_6650(bug: bool) -> KafkaControllerModel:
-    text = shipped_scenarios()["kafka-6650"].read_text(encoding="utf-8")
-    assert "KAFKA_6650 = true" in text
-    return model_for(load_scenario(text.replace("KAFKA_6650 = true", f"KAFKA_6650 = {str(bug).lower()}")))
-
-
 def test_kafka_6650_hangs_the_deletion_of_a_topic_without_leadership() -> None:
-    """With KAFKA_6650 on, the shipped scenario violates queued_deletion_finishes_when_brokers_alive."""
-    result = run_bfs(_kafka_6650(bug=True))
+    """With KAFKA_6650 on, the shipped scenario violates queued_deletion_finishes_when_brokers_alive (the switch
+    off: tests/test_bug_switches.py)."""
+    result = run_bfs(model_for(with_bug(resolve_scenario("kafka-6650"), "KAFKA_6650", on=True)))
     assert result.outcome is Outcome.VIOLATION
     assert [d.property for d in result.violations] == ["queued_deletion_finishes_when_brokers_alive"]
-
-
-def test_kafka_6650_fix_lets_the_deletion_finish() -> None:
-    """The same scenario with KAFKA_6650 = false shows no violation of that property."""
-    result = run_bfs(_kafka_6650(bug=False))
-    assert "queued_deletion_finishes_when_brokers_alive" not in {d.property for d in result.violations}
-    assert result.outcome is Outcome.OK
 
 
 # ---- a topic created while its brokers are down ------------------------------------------------------------------
