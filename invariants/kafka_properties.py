@@ -345,7 +345,10 @@ def _queued_deletion_finishes(scenario: Scenario) -> Check:
           "when the controller is idle, every partition (not being deleted) with a live ISR member, or with "
           "a live replica and no leader/ISR yet, has a live leader")
 def _leader_elected(scenario: Scenario) -> Check:
-    """A replica on a failed log directory does not count as live (``isReplicaOnline``)."""
+    """A replica on a failed log directory, or on a broker in controlled shutdown (``shuttingDownBrokerIds``),
+    does not count as live: ``ControllerContext.isReplicaOnline`` (2.3) excludes both, and such a broker shuts
+    down whatever the controller answers (``KafkaServer.controlledShutdown`` gives up after its retries); its
+    partitions get a leader when it is back (``onBrokerStartup``)."""
 
     def check(s: ClusterState) -> dict[str, Any] | None:
         if not quiescent(s):
@@ -356,7 +359,8 @@ def _leader_elected(scenario: Scenario) -> Check:
         for tp, reps in s.controller.assignments:
             if tp[0] in deleting:
                 continue
-            alive = {b.id for b in s.brokers if b.alive and tp not in b.offline_logs}
+            alive = {b.id for b in s.brokers if b.alive and tp not in b.offline_logs
+                     and b.id not in s.controller.shutting_down_brokers}
             lai = znodes.get(tp)
             if lai is None:
                 if set(reps) & alive:
