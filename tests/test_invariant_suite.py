@@ -39,7 +39,22 @@ def build(text: str) -> KafkaControllerModel:
     return model_for(load_scenario(text))
 
 
-@pytest.mark.parametrize("name", sorted(shipped_scenarios()))
+#: Part 2's one-scenario-per-bug-switch scenarios: the machine finds each violation, but shrinking it costs up
+#: to 36 s (kafka-5310, loaded 2-core machine; 15 scenarios ~110 s in all), over the CI budget; BFS
+#: (test_scenarios_pinned, test_bug_switches), simulation and, on the fastest four, Hypothesis
+#: (test_explorers_agree) check them in CI. The machine still runs on part 2's violation-free scenarios.
+PART_2_BUG_SCENARIOS = {"election-retry", "kafka-3083", "kafka-3096", "kafka-3143", "kafka-3175", "kafka-4214",
+                        "kafka-5083", "kafka-5310", "kafka-6082", "kafka-6193", "kafka-6612", "kafka-7482",
+                        "kafka-9212", "kafka-9672", "kafka-9866"}
+
+
+def _shipped(name: str) -> object:
+    skip = [pytest.mark.skip(reason="a part-2 bug scenario: left to BFS, simulation and test_explorers_agree for "
+                                    "CI time")] if name in PART_2_BUG_SCENARIOS else []
+    return pytest.param(name, id=name, marks=skip)
+
+
+@pytest.mark.parametrize("name", [_shipped(name) for name in sorted(shipped_scenarios())])
 def test_machine_on_shipped_scenario(name: str) -> None:
     """The machine finds no violation on a scenario whose BFS finds none; on a bug scenario any violation
     it reports is one BFS reports, and its shrunk trace replays."""
