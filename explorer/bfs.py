@@ -1,12 +1,15 @@
 """The in-process breadth-first search (engine ``"local"``).
 
 A level-synchronous BFS in TLC's shape: it keeps only the visited fingerprints with a parent
-pointer each (``fingerprint -> (parent fingerprint, action index)``), the level being expanded and
-the level being built. Full states are not kept for traces; a discovery carries the fingerprint
-path and action indices, and :mod:`explorer.replay` rebuilds the states.
+pointer each (``fingerprint -> (parent fingerprint, action index)``, in sorted arrays:
+:class:`explorer.visited.Visited`), the level being expanded and the level being built, both as
+canonical bytes. Full states are not kept for traces; a discovery carries the fingerprint path and
+action indices, and :mod:`explorer.replay` rebuilds the states.
 
-Every state is expanded by :func:`explorer.expand.expand`, the function the Spark BFS uses too, and
-the choices that could depend on iteration order follow the rules of :mod:`explorer.results`:
+A level is expanded in batches of states by :func:`explorer.expand.expand_batch`, the function the
+Spark BFS uses too; its transitions are de-duplicated by sorting
+(:class:`explorer.visited.NextLevel`), and the choices that could depend on iteration order follow
+the rules of :mod:`explorer.results`:
 
 * a state first reached in level d+1 gets as parent the transition with the smallest
   ``(parent fingerprint, action index)`` among all transitions of level d that reach it;
@@ -30,19 +33,19 @@ that ``resume`` continues from there and ends with the counts of an uninterrupte
 
 from __future__ import annotations
 
-import heapq
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import attrs
+import numpy as np
 
 from explorer import checkpoint as checkpoints
-from explorer.checkpoint import Checkpoint, LocalManifest, ParentMap, ResumeError, StoredDiscovery
+from explorer.checkpoint import Checkpoint, LocalManifest, ResumeError, StoredDiscovery
 from explorer.contract import Model, PropertyKind
-from explorer.expand import Finding, PropertySet, expand
-from explorer.fingerprint import FINGERPRINT_BITS, fingerprint
+from explorer.expand import ActionNames, Finding, PropertySet, expand_batch
+from explorer.fingerprint import FINGERPRINT_BITS, as_int, fingerprint, fingerprints_of
 from explorer.progress import ProgressSnapshot
 from explorer.replay import ReplayError, replay_states
 from explorer.results import (
@@ -57,11 +60,13 @@ from explorer.results import (
     pick_per_property,
 )
 from explorer.stopping import Limits
+from explorer.visited import NO_ACTION, Frontier, NewStates, NextLevel, Visited
 
-__all__ = ["BfsOptions", "Checkpointing", "ParentMap", "ResumeError", "bound_reached", "path_to", "run_bfs"]
+__all__ = ["BfsOptions", "Checkpointing", "ResumeError", "bound_reached", "path_to", "run_bfs"]
 
-# How many expanded states between two looks at the clock, the memory and the stop request.
-_CLOCK_EVERY = 512
+# States expanded in one batch; between two batches the search looks at the clock, the memory and
+# the stop request, and reports progress.
+_BATCH = 512
 
 
 def _non_negative(_instance: Any, attribute: attrs.Attribute[Any], value: int | None) -> None:
@@ -120,17 +125,22 @@ def run_bfs(model: Model[Any, Any], options: BfsOptions | None = None) -> Explor
 
 @attrs.frozen
 class _Level:
-    """What expanding one level produced: its best finding per property, the next level in the
-    order it was reached, the chosen parent transition of each new state (with the action's name,
-    for coverage), and the number of successors generated. ``truncated`` when ``max_states`` left
-    out new states; ``stopped`` when a budget ran out and the level was abandoned."""
+    """What expanding one level produced: its best finding per property, its new states (each with
+    its chosen parent transition), the successors generated per action name. ``stopped`` when a
+    budget ran out and the level was abandoned."""
 
     best: dict[str, Candidate]
-    frontier: list[tuple[int, Any]]
-    parents: dict[int, tuple[int, int, str]]
-    generated: int
-    truncated: bool = False
+    new: NewStates | None
+    generated_by_action: dict[str, int]
     stopped: tuple[StopCause, str] | None = None
+
+    @property
+    def generated(self) -> int:
+        return sum(self.generated_by_action.values())
+
+    @property
+    def truncated(self) -> bool:
+        return self.new is not None and self.new.truncated
 
 
 @attrs.frozen
@@ -138,7 +148,7 @@ class _Snapshot:
     """The counters at the start of a level, to return to when the level is abandoned."""
 
     depth: int
-    frontier: list[tuple[int, Any]]
+    frontier: Frontier
     generated: int
     generated_by_action: dict[str, int]
     distinct_by_action: dict[str, int]
@@ -163,7 +173,8 @@ class _Search:
         self.started = time.monotonic()
         self.seconds_before = 0.0
         self.next_report = self.start + options.progress_interval_seconds
-        self.parents: ParentMap = {}
+        self.visited = Visited(self.bits)
+        self.names = ActionNames()
         self.generated = 0
         self.generated_by_action: dict[str, int] = {}
         self.distinct_by_action: dict[str, int] = {}
@@ -187,7 +198,7 @@ class _Search:
             level_start = time.perf_counter()
             stopped = self.options.limits.exceeded(self.started)
             level = (
-                _Level({}, [], {}, 0, stopped=stopped)
+                _Level({}, None, {}, stopped=stopped)
                 if stopped is not None
                 else self._expand_level(frontier, depth, generate=stop_reason is None)
             )
@@ -199,18 +210,19 @@ class _Search:
             if level.truncated:
                 self._checkpoint(snapshot)
                 self.truncated_level = True
-            self._adopt(level.parents)
+            new = level.new
+            self._adopt(level)
             self.levels.append(
                 LevelStats(
                     depth=depth,
                     frontier=len(frontier),
                     generated=level.generated,
-                    new=len(level.frontier),
-                    distinct_total=len(self.parents),
+                    new=0 if new is None else len(new),
+                    distinct_total=len(self.visited),
                     seconds=time.perf_counter() - level_start,
                 )
             )
-            next_frontier = level.frontier
+            next_frontier = Frontier(np.zeros(0, self.visited.fps.dtype), []) if new is None else new.frontier()
             # States of an unexpanded level stay on the queue: their successors were not computed.
             queue = len(next_frontier) if stop_reason is None else len(frontier)
             if self._record(level.best):
@@ -223,7 +235,7 @@ class _Search:
             frontier = next_frontier
             depth += 1
 
-    def _start(self) -> tuple[list[tuple[int, Any]], int]:
+    def _start(self) -> tuple[Frontier, int]:
         """The first level to expand: level 0, or the level a checkpoint was taken at."""
         setup = self.options.checkpointing
         if setup is None:
@@ -268,90 +280,75 @@ class _Search:
                 "and a new run needs no --resume"
             )
 
-    def _initial_level(self) -> list[tuple[int, Any]]:
-        """Level 0: the initial states, de-duplicated; each counts as generated, as in TLC."""
-        frontier: list[tuple[int, Any]] = []
+    def _initial_level(self) -> Frontier:
+        """Level 0: the initial states, de-duplicated, in fingerprint order; each counts as
+        generated, as in TLC."""
+        states: dict[int, bytes] = {}
         for state in self.model.init_states():
             self.generated += 1
-            fp = fingerprint(self.model.encode(state), self.bits)
-            if fp not in self.parents:
-                self.parents[fp] = None
-                frontier.append((fp, state))
-        return frontier
+            data = self.model.encode(state)
+            states.setdefault(fingerprint(data, self.bits), data)
+        fps = sorted(states)
+        keys = fingerprints_of(fps, self.bits)
+        self.visited.add(keys, np.zeros(len(fps), keys.dtype), np.full(len(fps), NO_ACTION, np.int32))
+        return Frontier(keys, [states[fp] for fp in fps])
 
     def _bound_reached(self, depth: int) -> str | None:
         """Why the level at ``depth`` must not be expanded, or None."""
-        return bound_reached(depth, len(self.parents), self.options.max_depth, self.options.max_states,
+        return bound_reached(depth, len(self.visited), self.options.max_depth, self.options.max_states,
                              truncated=self.truncated_level)
 
     # -- one level ------------------------------------------------------------------------------
 
-    def _expand_level(self, frontier: list[tuple[int, Any]], depth: int, *, generate: bool) -> _Level:
-        """Expand every state of ``frontier`` (the hot loop)."""
-        model, property_set, kinds, bits = self.model, self.property_set, self.kinds, self.bits
+    def _expand_level(self, frontier: Frontier, depth: int, *, generate: bool) -> _Level:
+        """Expand every state of ``frontier``, batch by batch (the hot loop)."""
+        model, property_set, kinds, bits, names = self.model, self.property_set, self.kinds, self.bits, self.names
         skip = frozenset(self.examples_found)
-        parents = self.parents
-        generated_by_action = self.generated_by_action
+        visited = self.visited
         progress = self.options.progress
         limits = self.options.limits
         max_states = self.options.max_states
-        room = None if max_states is None else max_states - len(parents)
-        largest_kept: list[int] = []  # a max-heap (negated) of the kept new fingerprints once room is full
-        truncated = False
+        next_level = NextLevel(visited, None if max_states is None else max_states - len(visited))
+        decode = model.decode
         best: dict[str, Candidate] = {}
-        next_states: dict[int, Any] = {}
-        next_parents: dict[int, tuple[int, int, str]] = {}
+        generated_by_action: dict[str, int] = {}
         generated = 0
-        for expanded, (fp, state) in enumerate(frontier, 1):
-            expansion = expand(model, state, property_set, generate=generate, skip=skip, fingerprint_bits=bits)
-            if expansion.findings:
-                best = pick_per_property(
-                    [*best.values(), *(_candidate(f, kinds, depth, fp) for f in expansion.findings)]
-                )
-            successors = expansion.successors
-            generated += len(successors)
-            for successor in successors:
-                name = successor.action_name
-                generated_by_action[name] = generated_by_action.get(name, 0) + 1
-                child = successor.fingerprint
-                chosen = next_parents.get(child)
-                if chosen is None:
-                    if child in parents:
-                        continue
-                    if room is not None and len(next_parents) >= room:
-                        # max_states within the level: keep the smallest new fingerprints.
-                        truncated = True
-                        if not largest_kept:
-                            largest_kept = [-kept for kept in next_parents]
-                            heapq.heapify(largest_kept)
-                        if child > -largest_kept[0]:
-                            continue
-                        evicted = -heapq.heapreplace(largest_kept, -child)
-                        del next_parents[evicted], next_states[evicted]
-                    next_parents[child] = (fp, successor.action_index, name)
-                    next_states[child] = successor.state
-                elif fp < chosen[0] or (fp == chosen[0] and successor.action_index < chosen[1]):
-                    next_parents[child] = (fp, successor.action_index, name)
-            if expanded % _CLOCK_EVERY == 0:
-                stopped = limits.exceeded(self.started)
-                if stopped is not None:
-                    return _Level({}, [], {}, generated, stopped=stopped)
-            if progress is not None and (expanded % _CLOCK_EVERY == 0 or expanded == len(frontier)):
-                self._maybe_report(
-                    depth,
-                    self.generated + generated,
-                    len(parents) + len(next_parents),
-                    queue=len(frontier) - expanded + len(next_parents),
-                )
+        size = len(frontier)
+        for start in range(0, size, _BATCH):
+            stop = min(start + _BATCH, size)
+            fps = frontier.fps[start:stop]
+            batch = expand_batch(model, map(decode, frontier.data[start:stop]), property_set, names,
+                                 generate=generate, skip=skip, fingerprint_bits=bits)
+            if batch.findings:
+                best = pick_per_property([
+                    *best.values(),
+                    *(_candidate(f, kinds, depth, as_int(fps[position], bits)) for position, f in batch.findings),
+                ])
+            if len(batch):
+                generated += len(batch)
+                for name, count in names.counts(batch.action_codes).items():
+                    generated_by_action[name] = generated_by_action.get(name, 0) + count
+                next_level.add(batch.child_fingerprints, fps[batch.parents], batch.action_indices,
+                               batch.action_codes, batch.data)
+            stopped = limits.exceeded(self.started)
+            if stopped is not None:
+                return _Level({}, None, {}, stopped=stopped)
+            if progress is not None:
+                self._maybe_report(depth, self.generated + generated, len(visited) + next_level.approximate_size,
+                                   queue=size - stop + next_level.approximate_size)
         self.generated += generated
-        return _Level(best, list(next_states.items()), next_parents, generated, truncated)
+        return _Level(best, next_level.finish() if generate else None, generated_by_action)
 
-    def _adopt(self, next_parents: dict[int, tuple[int, int, str]]) -> None:
+    def _adopt(self, level: _Level) -> None:
         """Make the new states of a level visited, with their chosen parent transition."""
-        parents, distinct_by_action = self.parents, self.distinct_by_action
-        for child, (parent, action_index, name) in next_parents.items():
-            parents[child] = (parent, action_index)
-            distinct_by_action[name] = distinct_by_action.get(name, 0) + 1
+        for name, count in level.generated_by_action.items():
+            self.generated_by_action[name] = self.generated_by_action.get(name, 0) + count
+        new = level.new
+        if new is None:
+            return
+        self.visited.add(new.fps, new.parent_fps, new.action_indices)
+        for name, count in self.names.counts(new.action_codes).items():
+            self.distinct_by_action[name] = self.distinct_by_action.get(name, 0) + count
 
     def _record(self, best: dict[str, Candidate]) -> bool:
         """Turn a level's findings into discoveries; True when one of them is a violation."""
@@ -366,7 +363,7 @@ class _Search:
         return violated
 
     def _discovery(self, candidate: Candidate) -> Discovery:
-        path, action_indices = path_to(self.parents, candidate.fingerprint)
+        path, action_indices = path_to(self.visited, candidate.fingerprint)
         if candidate.action_index is not None:
             assert candidate.child_fingerprint is not None
             path = (*path, candidate.child_fingerprint)
@@ -383,7 +380,7 @@ class _Search:
 
     # -- checkpoints ----------------------------------------------------------------------------
 
-    def _snapshot(self, frontier: list[tuple[int, Any]], depth: int) -> _Snapshot:
+    def _snapshot(self, frontier: Frontier, depth: int) -> _Snapshot:
         return _Snapshot(
             depth=depth,
             frontier=frontier,
@@ -415,11 +412,10 @@ class _Search:
             return
         if self.checkpointed_depth == snapshot.depth:
             return
-        encode = self.model.encode
         saved = Checkpoint(
             depth=snapshot.depth,
-            parents=self.parents,
-            frontier=((fp, encode(state)) for fp, state in snapshot.frontier),
+            visited=self.visited,
+            frontier=snapshot.frontier,
             generated=snapshot.generated,
             generated_by_action=snapshot.generated_by_action,
             distinct_by_action=snapshot.distinct_by_action,
@@ -435,10 +431,10 @@ class _Search:
         self.checkpointed_depth = snapshot.depth
         self.last_checkpoint = time.monotonic()
 
-    def _restore_checkpoint(self, saved: Checkpoint) -> tuple[list[tuple[int, Any]], int]:
-        """Continue from a checkpoint read back from disk: the counters, the parent map, the
+    def _restore_checkpoint(self, saved: Checkpoint) -> tuple[Frontier, int]:
+        """Continue from a checkpoint read back from disk: the counters, the visited states, the
         discoveries (their evidence recomputed on the model) and the level to expand next."""
-        self.parents = saved.parents
+        self.visited = saved.visited
         self.generated = saved.generated
         self.generated_by_action = dict(saved.generated_by_action)
         self.distinct_by_action = dict(saved.distinct_by_action)
@@ -446,9 +442,8 @@ class _Search:
         self.examples_found = set(saved.examples_found)
         self.seconds_before = saved.seconds
         self.discoveries = [self._rebuilt(d) for d in saved.discoveries]
-        decode = self.model.decode
         self.checkpointed_depth = saved.depth
-        return [(fp, decode(data)) for fp, data in saved.frontier], saved.depth
+        return saved.frontier, saved.depth
 
     def _rebuilt(self, stored: StoredDiscovery) -> Discovery:
         prop = next((p for p in self.properties if p.name == stored.property), None)
@@ -482,7 +477,7 @@ class _Search:
         seconds = self._elapsed()
         stats = Statistics(
             generated=self.generated,
-            distinct=len(self.parents),
+            distinct=len(self.visited),
             depth=len(self.levels),
             queue=queue,
             seconds=seconds,
@@ -567,17 +562,17 @@ def _candidate(finding: Finding, kinds: dict[str, PropertyKind], depth: int, fp:
     )
 
 
-def path_to(parents: ParentMap, fp: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def path_to(visited: Visited, fp: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The fingerprints from an initial state to ``fp`` and the action index of each step,
-    followed back through the parent map."""
+    followed back through the parent pointers."""
     path = [fp]
     action_indices: list[int] = []
-    step = parents[fp]
+    step = visited.step(fp)
     while step is not None:
         parent, action_index = step
         path.append(parent)
         action_indices.append(action_index)
-        step = parents[parent]
+        step = visited.step(parent)
     path.reverse()
     action_indices.reverse()
     return tuple(path), tuple(action_indices)

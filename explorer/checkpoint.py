@@ -22,22 +22,24 @@ model, so a run directory is data only.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import os
 import secrets
 import shutil
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.feather as feather
 
 from explorer.contract import PropertyKind
-from explorer.fingerprint import FINGERPRINT_BITS, checksum
+from explorer.fingerprint import FINGERPRINT_BITS, array_checksum, digest_bytes, fingerprint_array, fingerprint_dtype
 from explorer.results import LevelStats, Outcome
+from explorer.visited import NO_ACTION, Frontier, Visited
 
 MANIFEST_NAME = "manifest.json"
 FORMAT_VERSION = 1
@@ -46,9 +48,6 @@ _VISITED = "visited.arrow"
 _FRONTIER = "frontier.arrow"
 
 _LEVEL_FIELDS = {"depth", "frontier", "generated", "new", "distinct_total", "seconds"}
-
-#: Parent pointers: fingerprint -> (parent fingerprint, action index); None for initial states.
-ParentMap = dict[int, tuple[int, int] | None]
 
 
 class ResumeError(Exception):
@@ -67,13 +66,13 @@ class StoredDiscovery:
 
 @attrs.frozen
 class Checkpoint:
-    """The search at the start of level ``depth``: ``parents`` holds every state of levels
-    ``0..depth``, ``frontier`` the states of level ``depth`` (fingerprint, canonical bytes) in the
-    order they were reached; the counters cover levels ``0..depth-1``."""
+    """The search at the start of level ``depth``: ``visited`` holds every state of levels
+    ``0..depth``, ``frontier`` the states of level ``depth`` (fingerprint, canonical bytes); the
+    counters cover levels ``0..depth-1``."""
 
     depth: int
-    parents: ParentMap = attrs.field(eq=False, repr=False)
-    frontier: Iterable[tuple[int, bytes]] = attrs.field(eq=False, repr=False)  # read once, while written
+    visited: Visited = attrs.field(eq=False, repr=False)
+    frontier: Frontier = attrs.field(eq=False, repr=False)
     generated: int
     generated_by_action: Mapping[str, int]
     distinct_by_action: Mapping[str, int]
@@ -182,14 +181,14 @@ def write_checkpoint(run_dir: Path, manifest: LocalManifest, checkpoint: Checkpo
     name = f"checkpoint-{checkpoint.depth:04d}-{secrets.token_hex(3)}"
     partial = run_dir / f".{name}.partial"
     partial.mkdir(parents=True)
-    visited_checksum = _write_visited(partial / _VISITED, checkpoint.parents, bits)
+    visited_checksum = _write_visited(partial / _VISITED, checkpoint.visited, bits)
     frontier_rows, frontier_checksum = _write_frontier(partial / _FRONTIER, checkpoint.frontier, bits)
     final = run_dir / name
     os.replace(partial, final)
     record = {
         "directory": name,
         "depth": checkpoint.depth,
-        "visited": len(checkpoint.parents),
+        "visited": len(checkpoint.visited),
         "visited_checksum": visited_checksum,
         "frontier": frontier_rows,
         "frontier_checksum": frontier_checksum,
@@ -238,20 +237,20 @@ def read_checkpoint(run_dir: Path, manifest: LocalManifest) -> Checkpoint:
     frontier_fps = _values(frontier.column("fp"), bits, directory / _FRONTIER)
     _verify(directory / _FRONTIER, frontier_fps, record["frontier"], record["frontier_checksum"], bits)
     parent_fps = _values(visited.column("parent_fp"), bits, directory / _VISITED)
-    action_indices = visited.column("action_index").to_pylist()
-    parents: ParentMap = {
-        fp: None if parent is None else (parent, index)
-        for fp, parent, index in zip(fps, parent_fps, action_indices, strict=True)
-    }
-    if len(parents) != len(fps) or any(fp not in parents for fp in frontier_fps):
+    action_indices = pc.fill_null(visited.column("action_index"), NO_ACTION).to_numpy().astype(np.int32)
+    try:
+        visited_set = Visited.unsorted(bits, fps, parent_fps, action_indices)
+    except ValueError:
+        visited_set = None
+    if visited_set is None or not bool(np.all(visited_set.contains(frontier_fps))):
         raise ResumeError(f"{directory} holds duplicate or unknown fingerprints; the run cannot be resumed, "
                           "start a new one")
     data = frontier.column("data").to_pylist()
     try:
         return Checkpoint(
             depth=int(record["depth"]),
-            parents=parents,
-            frontier=list(zip(frontier_fps, data, strict=True)),
+            visited=visited_set,
+            frontier=Frontier(frontier_fps, data),
             generated=int(record["generated"]),
             generated_by_action={str(k): int(v) for k, v in record["generated_by_action"].items()},
             distinct_by_action={str(k): int(v) for k, v in record["distinct_by_action"].items()},
@@ -286,70 +285,73 @@ def finished(manifest: LocalManifest, outcome: Outcome, reason: str, seconds: fl
 _BATCH_ROWS = 1 << 16
 
 
-def _write_visited(path: Path, parents: ParentMap, bits: int) -> int:
-    """Write the parent map as Arrow IPC batches; return the checksum of its fingerprints."""
+def _write_visited(path: Path, visited: Visited, bits: int) -> int:
+    """Write the visited states with their parent transitions as Arrow IPC batches (initial states
+    have null parents); return the checksum of their fingerprints."""
     schema = pa.schema([("fp", _fingerprint_type(bits)), ("parent_fp", _fingerprint_type(bits)),
                         ("action_index", pa.int32())])
-    total = 0
-    items = iter(parents.items())
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
-        while chunk := list(itertools.islice(items, _BATCH_ROWS)):
-            fps = [fp for fp, _ in chunk]
-            total += sum(fps)
+        for start in range(0, len(visited), _BATCH_ROWS):
+            rows = slice(start, start + _BATCH_ROWS)
+            actions = visited.action_indices[rows]
+            no_parent = actions == NO_ACTION
             writer.write_batch(pa.record_batch([
-                _fingerprints(fps, bits),
-                _fingerprints([None if step is None else step[0] for _, step in chunk], bits),
-                pa.array([None if step is None else step[1] for _, step in chunk], pa.int32()),
+                _fingerprints(visited.fps[rows], bits),
+                _fingerprints(visited.parent_fps[rows], bits, null=no_parent),
+                pa.array(actions, pa.int32(), mask=no_parent),
             ], schema=schema))
     _fsync(path)
-    return total % (1 << bits)
+    return array_checksum(visited.fps, bits)
 
 
-def _write_frontier(path: Path, frontier: Iterable[tuple[int, bytes]], bits: int) -> tuple[int, int]:
-    """Write a level's states as Arrow IPC batches, encoding them as they come (a level's bytes are
-    never all in memory at once); return the row count and the checksum of their fingerprints."""
+def _write_frontier(path: Path, frontier: Frontier, bits: int) -> tuple[int, int]:
+    """Write a level's states as Arrow IPC batches; return the row count and the checksum of their
+    fingerprints."""
     schema = pa.schema([("fp", _fingerprint_type(bits)), ("data", pa.binary())])
-    total = rows = 0
-    states = iter(frontier)
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
-        while chunk := list(itertools.islice(states, _BATCH_ROWS)):
-            fps = [fp for fp, _ in chunk]
-            total += sum(fps)
-            rows += len(chunk)
-            writer.write_batch(pa.record_batch([_fingerprints(fps, bits), pa.array([d for _, d in chunk],
-                                                                                    pa.binary())], schema=schema))
+        for start in range(0, len(frontier), _BATCH_ROWS):
+            rows = slice(start, start + _BATCH_ROWS)
+            writer.write_batch(pa.record_batch([_fingerprints(frontier.fps[rows], bits),
+                                                pa.array(frontier.data[rows], pa.binary())], schema=schema))
     _fsync(path)
-    return rows, total % (1 << bits)
+    return len(frontier), array_checksum(frontier.fps, bits)
 
 
 def _fingerprint_type(bits: int) -> pa.DataType:
     return pa.int64() if bits == 64 else pa.binary(bits // 8)
 
 
-def _fingerprints(values: Sequence[int | None], bits: int) -> pa.Array:
+def _fingerprints(values: np.ndarray, bits: int, null: np.ndarray | None = None) -> pa.Array:
+    """A fingerprint array as an Arrow column (``null``: where the value is missing)."""
     if bits == 64:
-        return pa.array(values, pa.int64())
+        return pa.array(values, pa.int64(), mask=null)
     width = bits // 8
-    return pa.array(
-        [None if v is None else v.to_bytes(width, "little", signed=True) for v in values], pa.binary(width)
-    )
+    validity = None if null is None or not null.any() else pa.array(~null).buffers()[1]
+    return pa.Array.from_buffers(pa.binary(width), len(values), [validity, pa.py_buffer(digest_bytes(values, bits))])
 
 
-def _values(column: pa.ChunkedArray, bits: int, path: Path) -> list[Any]:
+def _values(column: pa.ChunkedArray, bits: int, path: Path) -> np.ndarray:
+    """A stored fingerprint column as an array (a null, an initial state's parent, reads as 0)."""
     expected = pa.int64() if bits == 64 else pa.binary(bits // 8)
     if column.type != expected:
         raise ResumeError(f"{path} stores fingerprints as {column.type}, expected {expected}; "
                           "the run cannot be resumed, start a new one")
     if bits == 64:
-        return column.to_pylist()
-    return [None if v is None else int.from_bytes(v, "little", signed=True) for v in column.to_pylist()]
+        return np.asarray(pc.fill_null(column, 0).to_numpy(), dtype=np.int64)
+    width = bits // 8
+    values = column.combine_chunks()
+    data = values.buffers()[1]
+    if not len(values) or data is None:
+        return np.zeros(0, fingerprint_dtype(bits))
+    start = values.offset * width
+    return fingerprint_array(data.to_pybytes()[start : start + len(values) * width], bits)
 
 
-def _verify(path: Path, fps: Sequence[int], rows: Any, expected_checksum: Any, bits: int) -> None:
+def _verify(path: Path, fps: np.ndarray, rows: Any, expected_checksum: Any, bits: int) -> None:
     if len(fps) != rows:
         raise ResumeError(f"{path} holds {len(fps):,} rows where the manifest recorded {rows}; the checkpoint is "
                           "damaged, so the run cannot be resumed: start a new one")
-    if checksum(fps, bits) != expected_checksum:
+    if array_checksum(fps, bits) != expected_checksum:
         raise ResumeError(f"{path} does not match the fingerprint checksum the manifest recorded; the checkpoint "
                           "is damaged, so the run cannot be resumed: start a new one")
 

@@ -1,20 +1,30 @@
-"""The one expansion function: what every breadth-first explorer does to one state.
+"""The one expansion function: what every breadth-first explorer does to the states of a level.
 
-Both the in-process BFS (:mod:`explorer.bfs`) and the Spark BFS (:mod:`spark_explore`) call
-:func:`expand` on each frontier state, so successors, fingerprints and property findings are
+Both the in-process BFS (:mod:`explorer.bfs`) and the Spark BFS (:mod:`spark_explore`) hand a batch
+of frontier states to :func:`expand_batch`, so successors, fingerprints and property findings are
 computed by the same code in both engines. Engines differ only in how they store the frontier,
 de-duplicate fingerprints and keep parent pointers.
+
+A batch's successors come back as columns (numpy arrays of fingerprints, parent positions, action
+indices and action-name codes, and a list of the successors' canonical bytes) rather than one
+object per successor: that is what both engines store, and building an object per transition
+cost more than the transition itself on small models. :func:`expand` is the one-state view of
+the same function, with the successor states themselves, for the explorers that walk
+(simulation, the Hypothesis machine).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from array import array
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import attrs
+import numpy as np
 
 from explorer.contract import Evidence, Model, Property, PropertyKind
-from explorer.fingerprint import fingerprint
+from explorer.fingerprint import as_ints, fingerprint_array
 
 
 @attrs.frozen
@@ -60,6 +70,120 @@ class PropertySet:
         )
 
 
+class ActionNames(dict[str, int]):
+    """Action names to small codes, given in order of first appearance (one table per search or per
+    worker: codes never leave the process that made them, names do)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: list[str] = []
+
+    def __missing__(self, name: str) -> int:
+        code = self[name] = len(self.names)
+        self.names.append(name)
+        return code
+
+    def counts(self, codes: np.ndarray) -> dict[str, int]:
+        """How many times each name occurs among ``codes``."""
+        tally = np.bincount(codes, minlength=len(self.names)) if len(codes) else ()
+        return {self.names[code]: int(count) for code, count in enumerate(tally) if count}
+
+
+@attrs.frozen
+class BatchExpansion:
+    """What :func:`expand_batch` made of a batch of states, one row per generated transition
+    (duplicates included), in the order the states and their actions were listed.
+
+    ``parents[i]`` is the position in the batch of the state whose action ``action_indices[i]``
+    generated the successor with fingerprint ``child_fingerprints[i]``, canonical bytes ``data[i]``
+    and action name ``names.names[action_codes[i]]``. ``findings`` pairs each finding with the
+    position of the state it was made on. ``children`` holds the successor states when asked for.
+    """
+
+    child_fingerprints: np.ndarray = attrs.field(eq=False)
+    parents: np.ndarray = attrs.field(eq=False)
+    action_indices: np.ndarray = attrs.field(eq=False)
+    action_codes: np.ndarray = attrs.field(eq=False)
+    data: list[bytes] = attrs.field(eq=False)
+    findings: tuple[tuple[int, Finding], ...]
+    children: list[Any] | None = attrs.field(default=None, eq=False)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+
+def expand_batch(
+    model: Model[Any, Any],
+    states: Iterable[Any],
+    properties: PropertySet,
+    names: ActionNames,
+    *,
+    generate: bool = True,
+    skip: frozenset[str] = frozenset(),
+    fingerprint_bits: int = 64,
+    keep_children: bool = False,
+) -> BatchExpansion:
+    """Check the state properties of each of ``states`` and, if ``generate``, compute its successors
+    and check the transition properties on each generated transition.
+
+    ``skip`` names SOMETIMES / ACTION_SOMETIMES properties already satisfied, so that examples are
+    not searched for again. States outside the model's boundary are checked but not expanded.
+    Successors get fingerprints of ``fingerprint_bits`` bits; action names are coded by ``names``.
+    """
+    on_state = tuple(p for p in properties.on_state if p.name not in skip)
+    on_transition = tuple(p for p in properties.on_transition if p.name not in skip)
+    digest_size = fingerprint_bits // 8
+    blake2b = hashlib.blake2b
+    encode, next_state, actions_of = model.encode, model.next_state, model.actions
+    action_name, within_boundary = model.action_name, model.within_boundary
+    data: list[bytes] = []
+    digests: list[bytes] = []
+    add_data, add_digest = data.append, digests.append
+    action_indices = array("i")
+    action_codes = array("i")
+    add_index, add_code = action_indices.append, action_codes.append
+    per_state = array("i")
+    findings: list[tuple[int, Finding]] = []
+    children: list[Any] | None = [] if keep_children else None
+    count = 0
+    for position, state in enumerate(states):
+        count += 1
+        for prop in on_state:
+            evidence = prop.check(state)
+            if evidence is not None:
+                findings.append((position, Finding(prop.name, evidence)))
+        before = len(data)
+        if generate and within_boundary(state):
+            for index, action in enumerate(actions_of(state)):
+                child = next_state(state, action)
+                if child is None:
+                    continue
+                encoded = encode(child)
+                add_data(encoded)
+                digest = blake2b(encoded, digest_size=digest_size).digest()
+                add_digest(digest)
+                add_index(index)
+                add_code(names[action_name(action)])
+                if children is not None:
+                    children.append(child)
+                for prop in on_transition:
+                    evidence = prop.check(state, action, child)
+                    if evidence is not None:
+                        child_fp = int.from_bytes(digest, "little", signed=True)
+                        findings.append((position, Finding(prop.name, evidence, index, child_fp)))
+        per_state.append(len(data) - before)
+    parents = np.repeat(np.arange(count, dtype=np.int32), np.frombuffer(per_state, dtype=np.int32))
+    return BatchExpansion(
+        child_fingerprints=fingerprint_array(digests, fingerprint_bits),
+        parents=parents,
+        action_indices=np.frombuffer(action_indices, dtype=np.int32),
+        action_codes=np.frombuffer(action_codes, dtype=np.int32),
+        data=data,
+        findings=tuple(findings),
+        children=children,
+    )
+
+
 def expand(
     model: Model[Any, Any],
     state: Any,
@@ -69,36 +193,19 @@ def expand(
     skip: frozenset[str] = frozenset(),
     fingerprint_bits: int = 64,
 ) -> Expansion:
-    """Check the state properties of ``state`` and, if ``generate``, compute its successors and
-    check the transition properties on each generated transition.
-
-    ``skip`` names SOMETIMES / ACTION_SOMETIMES properties already satisfied, so that examples are
-    not searched for again. States outside the model's boundary are checked but not expanded.
-    Successors get fingerprints of ``fingerprint_bits`` bits.
-    """
-    findings: list[Finding] = []
-    for prop in properties.on_state:
-        if prop.name in skip:
-            continue
-        evidence = prop.check(state)
-        if evidence is not None:
-            findings.append(Finding(prop.name, evidence))
-    successors: list[Successor] = []
-    if generate and model.within_boundary(state):
-        for index, action in enumerate(model.actions(state)):
-            child = model.next_state(state, action)
-            if child is None:
-                continue
-            data = model.encode(child)
-            fp = fingerprint(data, fingerprint_bits)
-            successors.append(Successor(fp, data, index, model.action_name(action), child))
-            for prop in properties.on_transition:
-                if prop.name in skip:
-                    continue
-                evidence = prop.check(state, action, child)
-                if evidence is not None:
-                    findings.append(Finding(prop.name, evidence, index, fp))
-    return Expansion(tuple(findings), tuple(successors))
+    """:func:`expand_batch` of the one state ``state``, its successors as objects holding their states."""
+    names = ActionNames()
+    batch = expand_batch(model, (state,), properties, names, generate=generate, skip=skip,
+                         fingerprint_bits=fingerprint_bits, keep_children=True)
+    assert batch.children is not None
+    fps = as_ints(batch.child_fingerprints, fingerprint_bits)
+    successors = tuple(
+        Successor(fp, data, index, names.names[code], child)
+        for fp, data, index, code, child in zip(
+            fps, batch.data, batch.action_indices.tolist(), batch.action_codes.tolist(), batch.children, strict=True
+        )
+    )
+    return Expansion(tuple(finding for _, finding in batch.findings), successors)
 
 
 def violation_kinds(properties: Sequence[Property]) -> dict[str, PropertyKind]:

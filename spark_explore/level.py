@@ -2,8 +2,8 @@
 
 The driver loop (:mod:`spark_explore.bfs`) hands each level's frontier, a DataFrame of
 ``(fp long, data binary)``, to ``mapInArrow`` with the function built by :func:`partition_expander`.
-For every state of its partition the worker calls :func:`explorer.expand.expand`, the very function
-the local BFS calls, and emits one row per generated transition, in the schema of a level's
+For every Arrow batch of its partition the worker calls :func:`explorer.expand.expand_batch`, the
+very function the local BFS calls, and emits one row per generated transition, in the schema of a level's
 Parquet (:data:`SUCCESSOR_SCHEMA`): child fingerprint, parent fingerprint, action index, action
 name, child bytes. Duplicates are included; the driver's plan de-duplicates them in the JVM.
 
@@ -25,11 +25,12 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import attrs
+import numpy as np
 import pyarrow as pa
 from pyspark.accumulators import Accumulator, AccumulatorParam
 
 from explorer.contract import Model, ModelFactory
-from explorer.expand import PropertySet, expand
+from explorer.expand import ActionNames, PropertySet, expand_batch
 
 #: The frontier of a level as the expander reads it.
 FRONTIER_COLUMNS = ("fp", "data")
@@ -141,31 +142,25 @@ def _expand_batch(
     generate: bool,
     skip: frozenset[str],
 ) -> pa.RecordBatch:
-    fp_out: list[int] = []
-    parent_out: list[int] = []
-    action_index: list[int] = []
-    action_name: list[str] = []
-    data_out: list[bytes] = []
-    decode = model.decode
-    for fp, data in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True):
-        expansion = expand(model, decode(data), properties, generate=generate, skip=skip)
-        for successor in expansion.successors:
-            name = successor.action_name
-            fp_out.append(successor.fingerprint)
-            parent_out.append(fp)
-            action_index.append(successor.action_index)
-            action_name.append(name)
-            data_out.append(successor.data)
-            generated[name] = generated.get(name, 0) + 1
-        for finding in expansion.findings:
-            findings.append(FindingRow(finding.property, fp, finding.action_index, finding.child_fingerprint))
+    fps = batch.column(0).to_numpy()
+    names = ActionNames()
+    expansion = expand_batch(model, map(model.decode, batch.column(1).to_pylist()), properties, names,
+                             generate=generate, skip=skip)
+    for name, count in names.counts(expansion.action_codes).items():
+        generated[name] = generated.get(name, 0) + count
+    for position, finding in expansion.findings:
+        findings.append(FindingRow(finding.property, int(fps[position]), finding.action_index,
+                                   finding.child_fingerprint))
+    action_names = pa.DictionaryArray.from_arrays(
+        pa.array(expansion.action_codes, pa.int32()), pa.array(names.names, pa.string())
+    ).cast(pa.string())
     return pa.RecordBatch.from_arrays(
         [
-            pa.array(fp_out, pa.int64()),
-            pa.array(parent_out, pa.int64()),
-            pa.array(action_index, pa.int32()),
-            pa.array(action_name, pa.string()),
-            pa.array(data_out, pa.binary()),
+            pa.array(expansion.child_fingerprints, pa.int64()),
+            pa.array(np.asarray(fps, dtype=np.int64)[expansion.parents], pa.int64()),
+            pa.array(expansion.action_indices, pa.int32()),
+            action_names,
+            pa.array(expansion.data, pa.binary()),
         ],
         schema=_ARROW_SCHEMA,
     )

@@ -1,0 +1,209 @@
+"""The local BFS's memory: visited fingerprints and parent pointers in sorted arrays, and the next
+level built by sorting and merging.
+
+TLC keeps a fingerprint set and a trace file of (parent, fingerprint); kmc's local engine keeps
+the same in three numpy arrays sorted by fingerprint (:class:`Visited`): the fingerprint, the
+parent's fingerprint and the index of the action that led from the parent (-1 for an initial
+state). That is 20 bytes a state with 64-bit fingerprints, where a dict of Python ints and tuples
+cost about 200. A look-up is a binary search (:meth:`Visited.contains`, a whole array of
+fingerprints at once), and a level's new states are merged in once the level is complete.
+
+:class:`NextLevel` collects a level's generated transitions as the expansion makes them, in
+columns, and de-duplicates them the way the Spark engine does with its group-by and anti-join:
+sort by (child, parent, action index), keep the first row of each child (the parent rule of
+:mod:`explorer.results`), drop the children already visited. It does so whenever the rows
+collected since the last time outnumber those kept (and at the end), so that it never holds much
+more than the level's new states and one batch of duplicates. Under a state bound it keeps only the
+new states with the smallest fingerprints that fit, which is the rule both engines follow.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+
+from explorer.fingerprint import as_int, fingerprint_dtype, fingerprints_of
+
+#: The action index of an initial state, which has no parent.
+NO_ACTION = -1
+
+#: Collected rows that trigger a de-duplication even while few new states are kept.
+_COMPACT_ROWS = 1 << 16
+
+
+class Visited:
+    """Every state found so far: fingerprint, parent fingerprint and action index, sorted by fingerprint."""
+
+    def __init__(self, bits: int, fps: np.ndarray | None = None, parent_fps: np.ndarray | None = None,
+                 action_indices: np.ndarray | None = None) -> None:
+        self.bits = bits
+        dtype = fingerprint_dtype(bits)
+        self.fps = np.zeros(0, dtype) if fps is None else fps
+        self.parent_fps = np.zeros(0, dtype) if parent_fps is None else parent_fps
+        self.action_indices = np.zeros(0, np.int32) if action_indices is None else action_indices
+
+    @classmethod
+    def unsorted(cls, bits: int, fps: np.ndarray, parent_fps: np.ndarray, action_indices: np.ndarray) -> Visited:
+        """The set of the given rows in any order (a checkpoint read back); duplicates are an error."""
+        order = np.argsort(fps, kind="stable")
+        fps = fps[order]
+        if len(fps) > 1 and bool(np.any(fps[1:] == fps[:-1])):
+            raise ValueError("duplicate fingerprints")
+        return cls(bits, fps, parent_fps[order], action_indices[order])
+
+    def __len__(self) -> int:
+        return len(self.fps)
+
+    def contains(self, fps: np.ndarray) -> np.ndarray:
+        """For each of ``fps``, whether it was visited (a boolean array)."""
+        if not len(self.fps) or not len(fps):
+            return np.zeros(len(fps), dtype=bool)
+        at = np.searchsorted(self.fps, fps)
+        np.minimum(at, len(self.fps) - 1, out=at)
+        return self.fps[at] == fps
+
+    def __contains__(self, fp: int) -> bool:
+        return bool(self.contains(fingerprints_of((fp,), self.bits))[0])
+
+    def step(self, fp: int) -> tuple[int, int] | None:
+        """The parent transition ``(parent fingerprint, action index)`` of the visited state ``fp``,
+        None for an initial state; KeyError when ``fp`` was not visited."""
+        key = fingerprints_of((fp,), self.bits)
+        at = int(np.searchsorted(self.fps, key)[0])
+        if at >= len(self.fps) or self.fps[at] != key[0]:
+            raise KeyError(fp)
+        action = int(self.action_indices[at])
+        if action == NO_ACTION:
+            return None
+        return as_int(self.parent_fps[at], self.bits), action
+
+    def add(self, fps: np.ndarray, parent_fps: np.ndarray, action_indices: np.ndarray) -> None:
+        """Merge new states (sorted by fingerprint, none of them visited) into the set."""
+        if not len(fps):
+            return
+        at = np.searchsorted(self.fps, fps)
+        # One array at a time, so that only one of them is ever held twice.
+        self.fps = np.insert(self.fps, at, fps)
+        self.parent_fps = np.insert(self.parent_fps, at, parent_fps)
+        self.action_indices = np.insert(self.action_indices, at, action_indices)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.fps.nbytes + self.parent_fps.nbytes + self.action_indices.nbytes)
+
+
+@attrs.frozen
+class Frontier:
+    """The states of a level to expand: fingerprints (an array) and canonical bytes, in one order."""
+
+    fps: np.ndarray = attrs.field(eq=False)
+    data: list[bytes] = attrs.field(eq=False)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+
+@attrs.frozen
+class NewStates:
+    """The states first reached in a level, sorted by fingerprint, each with its chosen parent
+    transition, the code of its action's name and its canonical bytes. ``truncated`` when a state
+    bound left some out."""
+
+    fps: np.ndarray = attrs.field(eq=False)
+    parent_fps: np.ndarray = attrs.field(eq=False)
+    action_indices: np.ndarray = attrs.field(eq=False)
+    action_codes: np.ndarray = attrs.field(eq=False)
+    data: list[bytes] = attrs.field(eq=False)
+    truncated: bool = False
+
+    def __len__(self) -> int:
+        return len(self.fps)
+
+    def frontier(self) -> Frontier:
+        return Frontier(self.fps, self.data)
+
+
+class NextLevel:
+    """The new states of the level being expanded (see the module docstring).
+
+    ``room`` is how many new states may be kept at most (None: no bound).
+    """
+
+    def __init__(self, visited: Visited, room: int | None = None) -> None:
+        self.visited = visited
+        self.room = room
+        self.truncated = False
+        dtype = fingerprint_dtype(visited.bits)
+        self._kept = NewStates(np.zeros(0, dtype), np.zeros(0, dtype), np.zeros(0, np.int32),
+                               np.zeros(0, np.int32), [])
+        self._pending: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[bytes]]] = []
+        self._pending_rows = 0
+
+    def add(self, child_fps: np.ndarray, parent_fps: np.ndarray, action_indices: np.ndarray,
+            action_codes: np.ndarray, data: list[bytes]) -> None:
+        """Collect generated transitions (one row each, duplicates and visited states included)."""
+        if not len(child_fps):
+            return
+        self._pending.append((child_fps, parent_fps, action_indices, action_codes, data))
+        self._pending_rows += len(child_fps)
+        if self._pending_rows >= max(_COMPACT_ROWS, len(self._kept)):
+            self._compact()
+
+    @property
+    def approximate_size(self) -> int:
+        """New states kept so far plus rows not yet de-duplicated (for progress lines)."""
+        return len(self._kept) + self._pending_rows
+
+    def finish(self) -> NewStates:
+        """The level's new states, once every transition of the level was added."""
+        self._compact()
+        kept = self._kept
+        return attrs.evolve(kept, truncated=self.truncated)
+
+    def _compact(self) -> None:
+        if not self._pending:
+            return
+        pending, self._pending, self._pending_rows = self._pending, [], 0
+        children = np.concatenate([rows[0] for rows in pending])
+        parents = np.concatenate([rows[1] for rows in pending])
+        actions = np.concatenate([rows[2] for rows in pending])
+        codes = np.concatenate([rows[3] for rows in pending])
+        data = [encoded for rows in pending for encoded in rows[4]]
+        best = _first_per_child(children, parents, actions)
+        best = best[~self.visited.contains(children[best])]
+        kept = self._kept
+        if len(kept):
+            # Merge with the states kept so far: the parent rule again over both.
+            children = np.concatenate([kept.fps, children[best]])
+            parents = np.concatenate([kept.parent_fps, parents[best]])
+            actions = np.concatenate([kept.action_indices, actions[best]])
+            codes = np.concatenate([kept.action_codes, codes[best]])
+            data = kept.data + [data[i] for i in best.tolist()]
+            best = _first_per_child(children, parents, actions)
+        if self.room is not None and len(best) > self.room:
+            best = best[: self.room]  # sorted by fingerprint: the smallest ones fit
+            self.truncated = True
+        self._kept = NewStates(children[best], parents[best], actions[best], codes[best],
+                               [data[i] for i in best.tolist()])
+
+
+def _first_per_child(children: np.ndarray, parents: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """The row of each distinct child with the smallest (parent fingerprint, action index), as row
+    indices sorted by child fingerprint."""
+    order = _sort_order(children, parents, actions)
+    ordered = children[order]
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = ordered[1:] != ordered[:-1]
+    result: np.ndarray = order[first]
+    return result
+
+
+def _sort_order(children: np.ndarray, parents: np.ndarray, actions: np.ndarray) -> Any:
+    if children.dtype == np.int64:
+        return np.lexsort((actions, parents, children))
+    # 128-bit fingerprints are records, which lexsort cannot take: stable sorts, last key first.
+    order = np.argsort(actions, kind="stable")
+    order = order[np.argsort(parents[order], kind="stable")]
+    return order[np.argsort(children[order], kind="stable")]
