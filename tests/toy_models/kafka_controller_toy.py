@@ -186,6 +186,13 @@ class KafkaControllerToy:
             for i, (p, b) in enumerate(self.pairs)
         )
         self._no_partitions = (NonExistentPartition,) * len(self.partitions)
+        # Where each variable ends in the encoding (up is byte 0): rstate, pstate, leader, isr, epoch,
+        # then deleting, crashes, shrinks.
+        n = len(self.partitions)
+        ends = [1 + len(self.pairs)]
+        for _ in range(4):
+            ends.append(ends[-1] + n)
+        self._layout = (*ends, ends[-1] + 3)
         self._properties = self._selected_properties()
 
     # ---- Init and Next -------------------------------------------------------------------------
@@ -521,22 +528,17 @@ class KafkaControllerToy:
         return bytes((s.up, *s.rstate, *s.pstate, *s.leader, *s.isr, *s.epoch, s.deleting, s.crashes, s.shrinks))
 
     def decode(self, data: bytes) -> ToyState:
-        n, pairs = len(self.partitions), len(self.pairs)
-        values = iter(data)
-
-        def take(count: int) -> tuple[int, ...]:
-            return tuple(next(values) for _ in range(count))
-
+        r, p, l, i, e, end = self._layout
         return ToyState(
-            up=next(values),
-            rstate=take(pairs),
-            pstate=take(n),
-            leader=take(n),
-            isr=take(n),
-            epoch=take(n),
-            deleting=bool(next(values)),
-            crashes=next(values),
-            shrinks=next(values),
+            up=data[0],
+            rstate=tuple(data[1:r]),
+            pstate=tuple(data[r:p]),
+            leader=tuple(data[p:l]),
+            isr=tuple(data[l:i]),
+            epoch=tuple(data[i:e]),
+            deleting=bool(data[e]),
+            crashes=data[e + 1],
+            shrinks=data[end - 1],
         )
 
     def action_name(self, action: ToyAction) -> str:
