@@ -33,6 +33,40 @@ NO_ACTION = -1
 _COMPACT_ROWS = 1 << 16
 
 
+class FingerprintSet:
+    """Fingerprints in one sorted array: the Spark engine's driver keeps its visited set so (its
+    parent pointers are in the level files), and it is what :class:`NextLevel` needs to know."""
+
+    def __init__(self, bits: int, fps: np.ndarray | None = None) -> None:
+        self.bits = bits
+        self.fps = np.zeros(0, fingerprint_dtype(bits)) if fps is None else fps
+
+    def __len__(self) -> int:
+        return len(self.fps)
+
+    def contains(self, fps: np.ndarray) -> np.ndarray:
+        """For each of ``fps``, whether it is in the set (a boolean array)."""
+        return sorted_contains(self.fps, fps)
+
+    def __contains__(self, fp: int) -> bool:
+        return bool(self.contains(fingerprints_of((fp,), self.bits))[0])
+
+    def add(self, fps: np.ndarray) -> None:
+        """Merge fingerprints that are not in the set yet (sorted, no duplicates) into it."""
+        if len(fps):
+            self.fps = np.insert(self.fps, np.searchsorted(self.fps, fps), fps)
+
+
+def sorted_contains(sorted_fps: np.ndarray, fps: np.ndarray) -> np.ndarray:
+    """For each of ``fps``, whether it is in the sorted array ``sorted_fps`` (binary search)."""
+    if not len(sorted_fps) or not len(fps):
+        return np.zeros(len(fps), dtype=bool)
+    at = np.searchsorted(sorted_fps, fps)
+    np.minimum(at, len(sorted_fps) - 1, out=at)
+    found: np.ndarray = sorted_fps[at] == fps
+    return found
+
+
 class Visited:
     """Every state found so far: fingerprint, parent fingerprint and action index, sorted by fingerprint."""
 
@@ -58,11 +92,7 @@ class Visited:
 
     def contains(self, fps: np.ndarray) -> np.ndarray:
         """For each of ``fps``, whether it was visited (a boolean array)."""
-        if not len(self.fps) or not len(fps):
-            return np.zeros(len(fps), dtype=bool)
-        at = np.searchsorted(self.fps, fps)
-        np.minimum(at, len(self.fps) - 1, out=at)
-        return self.fps[at] == fps
+        return sorted_contains(self.fps, fps)
 
     def __contains__(self, fp: int) -> bool:
         return bool(self.contains(fingerprints_of((fp,), self.bits))[0])
@@ -128,10 +158,11 @@ class NewStates:
 class NextLevel:
     """The new states of the level being expanded (see the module docstring).
 
-    ``room`` is how many new states may be kept at most (None: no bound).
+    ``visited`` is the set to leave out; ``room`` is how many new states may be kept at most (None:
+    no bound).
     """
 
-    def __init__(self, visited: Visited, room: int | None = None) -> None:
+    def __init__(self, visited: FingerprintSet | Visited, room: int | None = None) -> None:
         self.visited = visited
         self.room = room
         self.truncated = False

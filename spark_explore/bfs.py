@@ -1,58 +1,83 @@
-"""The Spark BFS (engine ``"spark"``): the local BFS's search, one Spark job per level.
+"""The Spark BFS (engine ``"spark"``): the local BFS's search, large levels as Spark jobs.
 
 The search is the one :mod:`explorer.bfs` runs, with the same rules (:mod:`explorer.results`): the
 same expansion function, the same parent rule, the same per-property pick of findings, the same
-bounds at level boundaries. Only storage differs. Level ``d`` is one Spark job whose plan
+bounds at level boundaries. Only storage differs: every level is written as Parquet in the run
+directory (``levels/level=NNNN``: the states first reached at that depth, each with its chosen
+parent transition) and counted in the manifest (:mod:`spark_explore.manifest`), whichever way it
+was computed. The driver also keeps every visited fingerprint in one sorted array (8 bytes a
+state; the parent pointers stay on disk).
 
-1. reads the frontier (``fp``, ``data``) from the Parquet of level ``d`` and expands it partition by
-   partition with :func:`spark_explore.level.partition_expander` (``mapInArrow`` calling
-   :func:`explorer.expand.expand`); per-action counts and findings come back through an
-   accumulator, successors flow on as rows;
-2. groups the successors by child fingerprint, keeping the smallest
-   ``(parent fingerprint, action index)`` (the parent rule);
-3. removes the fingerprints already visited with an explicit ``LEFT ANTI JOIN`` against the
-   ``fp`` column of the Parquet of levels ``0..d`` (the visited set is the levels themselves);
-4. writes the survivors as the Parquet of level ``d+1``.
+A level is expanded in one of two ways:
 
-The driver then counts the new level from its files, picks per property the finding with the
-smallest :meth:`~explorer.results.Candidate.key`, and rewrites the manifest
-(:mod:`spark_explore.manifest`). Nothing is cached between levels: each level is read back from
-its own files, which is what cuts the lineage (a level's plan never reaches further back than the
-previous level's files, so a lost executor costs at most the recomputation of one level's tasks).
+* **on the driver**, when it is small: its frontier is read from its Parquet with pyarrow and
+  expanded batch by batch with :func:`explorer.expand.expand_batch`, de-duplicated by sorting
+  (:class:`explorer.visited.NextLevel`, the local BFS's own code) and written as the next level's
+  Parquet. A level is small when the driver's measured time per state on earlier levels, times the
+  frontier, is below ``driver_seconds`` (and the frontier below ``driver_max_states``): a Spark job
+  has a fixed cost of about a second per level (measured in ``bench/``), which a small level
+  cannot win back;
+* **as one Spark job**, when it is large. The driver writes the sorted visited fingerprints to the
+  run directory (``visited/fingerprints-NNNN.npy``); the plan
 
-Measured on two cores (``bench/spark_vs_local.py``, local[*]): a level costs about 0.7 s however
-small it is while the visited set is small (toy controller MC, 169K states: 8x the local BFS's
-wall time); the fixed cost grows with the visited set, which every level shuffles for the
-anti-join (about 2.2 s per level at 3.4M states, MC3: 1.2x the local BFS, whose own speed drops).
-A bucketed visited table would avoid that shuffle; it is not done yet.
+  1. reads the frontier (``fp``, ``data``) from the Parquet of level ``d`` and expands it partition by
+     partition with :func:`spark_explore.level.partition_expander` (``mapInArrow`` calling
+     ``expand_batch``), which drops the successors found in the visited fingerprints by binary
+     search, the anti-join, before they are shuffled; per-action counts and findings come back
+     through an accumulator;
+  2. groups the remaining successors by child fingerprint, keeping the smallest
+     ``(parent fingerprint, action index)`` (the parent rule);
+  3. writes them as the Parquet of level ``d+1``.
 
-Counterexamples are rebuilt by :mod:`spark_explore.trace` from the parent pointers on disk and
-their evidence recomputed on the driver. ``resume`` continues after the last level the manifest
-records as complete, once every level's row count and fingerprint checksum match the manifest.
+  So a level's de-duplication costs the same however many levels came before it (the anti-join
+  used to read every earlier level's Parquet and shuffle it again).
+
+The Spark session is started in a background thread (:class:`spark_explore.session.SessionStart`)
+while the driver expands the first levels, as soon as the levels grow so that one of the next ones
+is likely to be a Spark job (the estimated time of the next level reaches a quarter of
+``driver_seconds``: levels grow several-fold per step early in a search, and a session takes
+several seconds to start); a search whose levels all stay small never starts one, and never waits
+for it (a JVM starting for nothing would also take a core from the driver). Nothing is cached
+between levels: each level is read back from its own files, which cuts the lineage.
+
+The driver then picks per property the finding with the smallest
+:meth:`~explorer.results.Candidate.key` and rewrites the manifest. Counterexamples are rebuilt by
+:mod:`spark_explore.trace` from the parent pointers on disk and their evidence recomputed on the
+driver. ``resume`` continues after the last level the manifest records as complete, once every
+level's row count and fingerprint checksum match the manifest (the visited fingerprints are
+read back from the levels).
 
 ``max_states`` holds within a level as in the local BFS: a level whose new states would exceed it
-is rewritten with only the new states of smallest fingerprint that fit. A time limit or a stop
-request (:class:`explorer.stopping.Limits`) cancels the running job from another thread; the
-level in progress is abandoned and the run directory keeps the complete levels, to resume from.
+keeps only the new states of smallest fingerprint that fit. A time limit or a stop request
+(:class:`explorer.stopping.Limits`) cancels the running job from another thread, or stops a driver
+level between two batches; the level in progress is abandoned and the run directory keeps the
+complete levels, to resume from.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 import attrs
+import numpy as np
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 
 from explorer.bfs import bound_reached
 from explorer.checkpoint import ResumeError
 from explorer.contract import Model, ModelFactory, Property
-from explorer.fingerprint import checksum, fingerprint
+from explorer.expand import ActionNames, PropertySet, expand_batch
+from explorer.fingerprint import array_checksum, checksum, fingerprint, fingerprints_of
 from explorer.progress import ProgressPrinter, ProgressSnapshot
 from explorer.results import (
     ActionCoverage,
@@ -64,21 +89,46 @@ from explorer.results import (
     pick_per_property,
 )
 from explorer.stopping import Limits
+from explorer.visited import FingerprintSet, NextLevel
 from spark_explore.level import (
     FRONTIER_COLUMNS,
+    LEVEL_ARROW_SCHEMA,
     LEVEL_SCHEMA,
     FindingRow,
+    new_states_table,
     notes_accumulator,
     partition_expander,
+    worker_model,
 )
 from spark_explore.manifest import MANIFEST_NAME, LevelRecord, Manifest, read_manifest, write_manifest
-from spark_explore.session import DEFAULT_MASTER, build_session
-from spark_explore.trace import LevelSummary, level_dir, level_summary, rebuild_discovery, verify_level
+from spark_explore.session import DEFAULT_MASTER, SessionStart
+from spark_explore.trace import (
+    LevelSummary,
+    level_dir,
+    level_fingerprints,
+    level_summary,
+    rebuild_discovery,
+    verify_level,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 ENGINE = "spark"
+
+#: A level is expanded on the driver when its estimated time there is below this many seconds (see
+#: the module docstring; measured with ``bench/run.py``: a Spark level costs about a second more
+#: than its expansion on two cores, and two workers expand at most 1.2 times as fast as the driver).
+DEFAULT_DRIVER_SECONDS = 8.0
+#: ... and its frontier holds at most this many states (the driver holds a driver level's bytes).
+DEFAULT_DRIVER_MAX_STATES = 500_000
+#: States the driver expands in one batch; between batches it looks at the clock and the stop request.
+_DRIVER_BATCH = 512
+VISITED_DIR = "visited"
+
+
+class _Stopped(Exception):
+    """A driver level abandoned because a budget ran out or a stop was requested."""
 
 
 class _PhaseClock:
@@ -119,7 +169,9 @@ class SparkBfsOptions:
     manifest names another scenario or version. ``keep_session`` leaves a session this run
     started running (one started by the caller is never stopped). ``limits`` gives the time limit
     and the stop request (its memory budget is the local engine's: a Spark driver holds little, and
-    Spark's own memory is set by its configuration).
+    Spark's own memory is set by its configuration). ``driver_seconds`` and ``driver_max_states``
+    decide which levels the driver expands itself (see the module docstring; 0 makes every level a
+    Spark job).
     """
 
     run_dir: Path = attrs.field(converter=Path)
@@ -134,6 +186,8 @@ class SparkBfsOptions:
     keep_session: bool = False
     ui: bool = False
     limits: Limits = attrs.field(factory=Limits)
+    driver_seconds: float = DEFAULT_DRIVER_SECONDS
+    driver_max_states: int = DEFAULT_DRIVER_MAX_STATES
 
 
 def run_spark_bfs(factory: ModelFactory[Any, Any], options: SparkBfsOptions) -> ExplorationResult:
@@ -143,21 +197,29 @@ def run_spark_bfs(factory: ModelFactory[Any, Any], options: SparkBfsOptions) -> 
     Raises :class:`SparkExploreError` (a :class:`~explorer.checkpoint.ResumeError`) when the run
     directory cannot be used as asked; everything is checked before a session is started.
     """
-    from pyspark.sql import SparkSession
-
     run_dir = options.run_dir
     model = factory()
     manifest = _prepare_run_dir(run_dir, options, model)
     if manifest is not None and manifest.completed and manifest.outcome != Outcome.INCONCLUSIVE.value:
         # Nothing left to explore: answer from the manifest and the Parquet on disk.
         return _Search(None, factory, model, options, manifest).result()
-    started_here = SparkSession.getActiveSession() is None
-    spark = build_session(options.master, options.conf, checkpoint_dir=run_dir, ui=options.ui)
+    search = _Search(None, factory, model, options, manifest)
     try:
-        return _Search(spark, factory, model, options, manifest).run()
+        return search.run()
     finally:
-        if started_here and not options.keep_session:
-            spark.stop()
+        if search.session is not None:
+            search.session.release(stop=not options.keep_session)
+
+
+def _warm_up(factory: ModelFactory[Any, Any], spark: SparkSession) -> None:
+    """A first job, run while the session starts: it starts the Python workers and builds the model
+    in them, so that the first Spark level does not pay for that."""
+    tasks = int(spark.sparkContext.defaultParallelism)
+    spark.sparkContext.parallelize(range(tasks), tasks).foreach(partial(_build_model, factory))
+
+
+def _build_model(factory: ModelFactory[Any, Any], _task: int) -> None:
+    worker_model(factory)
 
 
 def _prepare_run_dir(run_dir: Path, options: SparkBfsOptions, model: Model[Any, Any]) -> Manifest | None:
@@ -202,17 +264,21 @@ def _prepare_run_dir(run_dir: Path, options: SparkBfsOptions, model: Model[Any, 
 
 
 class _Search:
-    """One run: :meth:`run` is the level loop, :meth:`_expand_level` one level's Spark jobs."""
+    """One run: :meth:`run` is the level loop, :meth:`_expand_level` one level, on the driver
+    (:meth:`_expand_on_driver`) or as a Spark job (:meth:`_expand_on_spark`)."""
 
     def __init__(
         self,
-        spark: SparkSession | None,
+        session: SessionStart | None,
         factory: ModelFactory[Any, Any],
         model: Model[Any, Any],
         options: SparkBfsOptions,
         manifest: Manifest | None,
     ) -> None:
-        self.spark = spark
+        self.session = session
+        self.fingerprints = FingerprintSet(64)
+        self.driver_seconds_per_state: float | None = None
+        self.property_set = PropertySet.of(model.properties())
         self.factory = factory
         self.model = model
         self.options = options
@@ -227,9 +293,24 @@ class _Search:
         self.printer = ProgressPrinter(options.progress) if options.progress is not None else None
 
     @property
+    def spark(self) -> SparkSession:
+        """The session (started now if it was not, and waited for the first time a level needs it)."""
+        return self._start_session().get()
+
+    def _start_session(self) -> SessionStart:
+        if self.session is None:
+            options = self.options
+            self.session = SessionStart(options.master, options.conf, checkpoint_dir=self.run_dir, ui=options.ui,
+                                        warm_up=partial(_warm_up, self.factory))
+        return self.session
+
+    @property
     def master(self) -> str:
-        if self.spark is not None:
-            return str(self.spark.sparkContext.master)
+        if self.session is not None and self.session.ready:
+            with contextlib.suppress(Exception):  # a session that failed to start names no master
+                return str(self.session.get().sparkContext.master)
+        if self.options.master is not None:
+            return self.options.master
         return self.manifest.master if self.manifest is not None else ""
 
     # -- the level loop -------------------------------------------------------------------------
@@ -246,6 +327,10 @@ class _Search:
                 stop_reason = self._bound_reached(depth, manifest)
                 try:
                     record, best = self._expand_level(manifest, depth, generate=stop_reason is None)
+                except _Stopped:
+                    stopped = limits.exceeded(self.started)
+                    assert stopped is not None
+                    return self._stopped(manifest, *stopped)
                 except Exception:
                     stopped = limits.exceeded(self.started)
                     if stopped is None:
@@ -296,10 +381,10 @@ class _Search:
             finished.set()
 
     def _cancel_jobs(self) -> None:
-        if self.spark is not None:
-            # A session that is stopping has nothing left to cancel.
+        if self.session is not None and self.session.ready:
+            # A session that is stopping (or never started) has nothing left to cancel.
             with contextlib.suppress(Exception):
-                self.spark.sparkContext.cancelAllJobs()
+                self.session.get().sparkContext.cancelAllJobs()
 
     def _stopped(self, manifest: Manifest, cause: StopCause, reason: str) -> ExplorationResult:
         """The result of a search stopped by a budget or a request: the complete levels stay on disk
@@ -313,8 +398,8 @@ class _Search:
         return self.result()
 
     def _initial_level(self) -> Manifest:
-        """Level 0: the initial states, de-duplicated in order; each counts as generated (TLC)."""
-        assert self.spark is not None
+        """Level 0: the initial states, de-duplicated, in fingerprint order; each counts as generated
+        (TLC). Written by the driver, with null parent transitions."""
         rows: dict[int, bytes] = {}
         generated = 0
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -322,10 +407,14 @@ class _Search:
             generated += 1
             data = self.model.encode(state)
             rows.setdefault(fingerprint(data), data)
-        frame = self.spark.createDataFrame(
-            [(fp, None, None, None, data) for fp, data in rows.items()], schema=LEVEL_SCHEMA
+        fps = sorted(rows)
+        table = pa.Table.from_arrays(
+            [pa.array(fps, pa.int64()), pa.nulls(len(fps), pa.int64()), pa.nulls(len(fps), pa.int32()),
+             pa.nulls(len(fps), pa.string()), pa.array([rows[fp] for fp in fps], pa.binary())],
+            schema=LEVEL_ARROW_SCHEMA,
         )
-        frame.coalesce(1).write.mode("overwrite").parquet(str(level_dir(self.run_dir, 0)))
+        _write_level_file(level_dir(self.run_dir, 0), table)
+        self.fingerprints.add(fingerprints_of(fps))
         manifest = Manifest(
             scenario_hash=self.options.scenario_hash,
             kmc_version=self.options.kmc_version,
@@ -351,6 +440,9 @@ class _Search:
         manifest = attrs.evolve(
             manifest, levels=levels, recorded=tuple(c for c in manifest.recorded if c.depth < len(levels))
         )
+        # The visited fingerprints: those of the levels the manifest counts (their files were verified).
+        self.fingerprints = FingerprintSet(64, np.sort(np.concatenate(
+            [level_fingerprints(self.run_dir, depth) for depth in range(len(levels) + 1)])))
         return attrs.evolve(
             manifest, completed=False, outcome=None, reason="", queue=0, master=self.master, stopped_by=None
         )
@@ -367,28 +459,103 @@ class _Search:
     def _expand_level(
         self, manifest: Manifest, depth: int, *, generate: bool
     ) -> tuple[LevelRecord, dict[str, Candidate]]:
-        """Expand level ``depth`` in one Spark job; it writes level ``depth + 1`` when ``generate``."""
-        assert self.spark is not None
-        clock = _PhaseClock()
+        """Expand level ``depth`` on the driver or as a Spark job; it writes level ``depth + 1``
+        when ``generate``. The new level's fingerprints join the visited set."""
         frontier_size = manifest.initial_states if depth == 0 else manifest.levels[depth - 1].new
+        room = None if self.options.max_states is None else self.options.max_states - manifest.distinct
+        if self._on_driver(frontier_size):
+            record, candidates, new_fps = self._expand_on_driver(depth, frontier_size, room, manifest,
+                                                                 generate=generate)
+            self.driver_seconds_per_state = record.seconds / max(frontier_size, 1)
+            if len(new_fps) * self.driver_seconds_per_state >= self.options.driver_seconds / 4:
+                self._start_session()  # the next levels may well need it
+        else:
+            record, candidates, new_fps = self._expand_on_spark(depth, frontier_size, room, manifest,
+                                                                generate=generate)
+        self.fingerprints.add(np.sort(new_fps))
+        return record, pick_per_property(candidates)
+
+    def _on_driver(self, frontier_size: int) -> bool:
+        """Whether the driver expands a level of ``frontier_size`` states itself (module docstring)."""
+        options = self.options
+        if frontier_size > options.driver_max_states or options.driver_seconds <= 0:
+            return False
+        rate = self.driver_seconds_per_state
+        return rate is None or frontier_size * rate < options.driver_seconds
+
+    def _expand_on_driver(
+        self, depth: int, frontier_size: int, room: int | None, manifest: Manifest, *, generate: bool
+    ) -> tuple[LevelRecord, list[Candidate], np.ndarray]:
+        """One level expanded by the driver, batch by batch, as the local BFS does."""
+        clock = _PhaseClock()
+        model, limits = self.model, self.options.limits
+        frontier = level_table(self.run_dir, depth, FRONTIER_COLUMNS)
+        fps = np.asarray(frontier.column("fp").to_numpy(), dtype=np.int64)
+        data = frontier.column("data").to_pylist()
+        names = ActionNames()
+        next_level = NextLevel(self.fingerprints, room)
+        candidates: list[Candidate] = []
+        generated_codes: list[np.ndarray] = []
+        skip = manifest.examples_found
+        for start in range(0, len(data), _DRIVER_BATCH):
+            parents = fps[start : start + _DRIVER_BATCH]
+            batch = expand_batch(model, map(model.decode, data[start : start + _DRIVER_BATCH]), self.property_set,
+                                 names, generate=generate, skip=skip)
+            candidates.extend(
+                self._candidate(FindingRow(f.property, int(parents[position]), f.action_index, f.child_fingerprint),
+                                depth)
+                for position, f in batch.findings
+            )
+            generated_codes.append(batch.action_codes)
+            next_level.add(batch.child_fingerprints, parents[batch.parents], batch.action_indices,
+                           batch.action_codes, batch.data)
+            if limits.exceeded(self.started) is not None:
+                raise _Stopped
+        clock.lap("expand (driver)")
+        generated_by_action = names.counts(np.concatenate(generated_codes)) if generated_codes else {}
+        new_fps = np.zeros(0, np.int64)
+        new_by_action: dict[str, int] = {}
+        level_checksum: int | None = None
+        truncated = False
+        if generate:
+            new = next_level.finish()
+            _write_level_file(level_dir(self.run_dir, depth + 1), new_states_table(new, names))
+            clock.lap("write (driver)")
+            new_fps, truncated = new.fps, new.truncated
+            new_by_action = names.counts(new.action_codes)
+            level_checksum = array_checksum(new.fps)
+        record = self._record(depth, frontier_size, manifest, clock, generate, generated_by_action, new_by_action,
+                              len(new_fps), level_checksum, truncated)
+        return record, candidates, new_fps
+
+    def _expand_on_spark(
+        self, depth: int, frontier_size: int, room: int | None, manifest: Manifest, *, generate: bool
+    ) -> tuple[LevelRecord, list[Candidate], np.ndarray]:
+        """One level as one Spark job (see the module docstring)."""
+        spark = self.spark
+        clock = _PhaseClock()
+        visited = self._write_visited(depth) if generate else None
+        clock.lap("visited")
         frontier = self._read_levels(depth, depth).select(*FRONTIER_COLUMNS)
-        notes = notes_accumulator(self.spark.sparkContext)
-        expander = partition_expander(self.factory, notes, generate=generate, skip=manifest.examples_found)
+        notes = notes_accumulator(spark.sparkContext)
+        expander = partition_expander(self.factory, notes, generate=generate, skip=manifest.examples_found,
+                                      visited=None if visited is None else str(visited))
         successors = frontier.mapInArrow(expander, LEVEL_SCHEMA)
         new_by_action: dict[str, int] = {}
         level_checksum: int | None = None
         truncated = False
+        new_fps = np.zeros(0, np.int64)
         if generate:
             self._write_next_level(successors, depth)
             clock.lap("expand+deduplicate+write")
             summary = level_summary(level_dir(self.run_dir, depth + 1))
             clock.lap("count")
-            room = None if self.options.max_states is None else self.options.max_states - manifest.distinct
             if room is not None and summary.rows > room:
                 summary = self._truncate_level(depth + 1, room)
                 truncated = True
                 clock.lap("truncate")
-            new_by_action, level_checksum = summary.by_action, summary.checksum
+            new_by_action, level_checksum, new_fps = summary.by_action, summary.checksum, summary.fps
+            _remove_visited_files(self.run_dir)
         else:
             # Checked, not expanded: run the expander for its findings only.
             successors.write.format("noop").mode("overwrite").save()
@@ -399,8 +566,14 @@ class _Search:
             for name, count in partition.generated:
                 generated_by_action[name] = generated_by_action.get(name, 0) + count
             candidates.extend(self._candidate(finding, depth) for finding in partition.findings)
-        new = sum(new_by_action.values())
-        record = LevelRecord(
+        record = self._record(depth, frontier_size, manifest, clock, generate, generated_by_action, new_by_action,
+                              len(new_fps), level_checksum, truncated)
+        return record, candidates, new_fps
+
+    def _record(self, depth: int, frontier_size: int, manifest: Manifest, clock: _PhaseClock, generate: bool,
+                generated_by_action: dict[str, int], new_by_action: dict[str, int], new: int,
+                level_checksum: int | None, truncated: bool) -> LevelRecord:
+        return LevelRecord(
             depth=depth,
             frontier=frontier_size,
             generated=sum(generated_by_action.values()),
@@ -414,12 +587,21 @@ class _Search:
             checksum=level_checksum,
             truncated=truncated,
         )
-        return record, pick_per_property(candidates)
+
+    def _write_visited(self, depth: int) -> Path:
+        """Write the visited fingerprints (levels ``0..depth``) where the workers read them."""
+        directory = self.run_dir / VISITED_DIR
+        directory.mkdir(exist_ok=True)
+        path = directory / f"fingerprints-{depth:04d}.npy"
+        partial_path = directory / f".fingerprints-{depth:04d}.npy.partial"
+        with partial_path.open("wb") as stream:
+            np.save(stream, self.fingerprints.fps)
+        os.replace(partial_path, path)
+        return path
 
     def _truncate_level(self, depth: int, room: int) -> LevelSummary:
         """Keep, of the states written as level ``depth``, the ``room`` with the smallest fingerprints
         (the local BFS keeps the same ones when max_states is reached within a level)."""
-        assert self.spark is not None
         target = level_dir(self.run_dir, depth)
         kept = target.with_name(f"{target.name}.truncated")
         shutil.rmtree(kept, ignore_errors=True)
@@ -431,26 +613,21 @@ class _Search:
     def _read_levels(self, first: int, last: int) -> DataFrame:
         """The states of levels ``first..last`` (the schema is given, so no file footer is read
         while planning; a level directory the manifest does not count is never read)."""
-        assert self.spark is not None
         paths = [str(level_dir(self.run_dir, k)) for k in range(first, last + 1)]
         return self.spark.read.schema(LEVEL_SCHEMA).parquet(*paths)
 
     def _write_next_level(self, successors: DataFrame, depth: int) -> None:
-        """De-duplicate the successors of level ``depth`` against themselves (parent rule) and the
-        visited set (anti-join), and write them as level ``depth + 1``."""
+        """De-duplicate the successors of level ``depth`` (the expander left out the visited ones)
+        against themselves (parent rule), and write them as level ``depth + 1``."""
         from pyspark.sql import functions as F
 
         # The parent rule of explorer.results: the smallest (parent fp, action index) wins; the
         # action name rides along (it is a function of the transition). All successors with one
         # fingerprint carry the same canonical bytes, so any of them will do.
-        candidates = successors.groupBy("fp").agg(
+        new_states = successors.groupBy("fp").agg(
             F.min(F.struct("parent_fp", "action_index", "action_name")).alias("via"),
             F.any_value("data").alias("data"),
-        )
-        visited = self._read_levels(0, depth).select("fp")
-        new_states = candidates.join(visited, on="fp", how="left_anti").select(
-            "fp", "via.parent_fp", "via.action_index", "via.action_name", "data"
-        )
+        ).select("fp", "via.parent_fp", "via.action_index", "via.action_name", "data")
         target = str(level_dir(self.run_dir, depth + 1))
         new_states.write.mode("overwrite").parquet(target)
 
@@ -559,3 +736,22 @@ class _Search:
                 "fingerprint_bits": 64,
             },
         )
+
+
+def level_table(run_dir: Path, depth: int, columns: Sequence[str]) -> pa.Table:
+    """Columns of the states stored in level ``depth``, read by the driver with pyarrow."""
+    return ds.dataset(level_dir(run_dir, depth), format="parquet").to_table(columns=list(columns))
+
+
+def _write_level_file(directory: Path, table: pa.Table) -> None:
+    """Write a level computed on the driver as one Parquet file (what a killed driver left there is
+    replaced: only the manifest says which levels are complete)."""
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    pq.write_table(table, directory / "part-00000-driver.parquet")
+
+
+def _remove_visited_files(run_dir: Path) -> None:
+    """The visited fingerprints a level's job read are not needed after it (they are rebuilt from
+    the levels on resume)."""
+    shutil.rmtree(run_dir / VISITED_DIR, ignore_errors=True)

@@ -3,9 +3,16 @@
 The driver loop (:mod:`spark_explore.bfs`) hands each level's frontier, a DataFrame of
 ``(fp long, data binary)``, to ``mapInArrow`` with the function built by :func:`partition_expander`.
 For every Arrow batch of its partition the worker calls :func:`explorer.expand.expand_batch`, the
-very function the local BFS calls, and emits one row per generated transition, in the schema of a level's
-Parquet (:data:`SUCCESSOR_SCHEMA`): child fingerprint, parent fingerprint, action index, action
-name, child bytes. Duplicates are included; the driver's plan de-duplicates them in the JVM.
+very function the local BFS calls, and emits one row per generated transition whose successor was
+not visited before, in the schema of a level's Parquet (:data:`LEVEL_SCHEMA`): child fingerprint,
+parent fingerprint, action index, action name, child bytes. Duplicates within the level are
+included; the driver's plan de-duplicates them in the JVM.
+
+The visited set is the anti-join's other side: a sorted array of every fingerprint of levels
+``0..d`` that the driver writes in the run directory before the level's job (see
+:mod:`spark_explore.bfs`). A worker memory-maps it (the operating system shares its pages among
+the workers of a host) and drops the successors it finds there by binary search, before they are
+shuffled: a level's de-duplication costs the same however many levels came before it.
 
 What is not a successor travels on the side, through a Spark accumulator, so that a level costs a
 single Spark job (expansion, de-duplication and write in one plan, nothing cached): per partition,
@@ -30,7 +37,8 @@ import pyarrow as pa
 from pyspark.accumulators import Accumulator, AccumulatorParam
 
 from explorer.contract import Model, ModelFactory
-from explorer.expand import ActionNames, PropertySet, expand_batch
+from explorer.expand import ActionNames, BatchExpansion, PropertySet, expand_batch
+from explorer.visited import NewStates, sorted_contains
 
 #: The frontier of a level as the expander reads it.
 FRONTIER_COLUMNS = ("fp", "data")
@@ -39,7 +47,8 @@ FRONTIER_COLUMNS = ("fp", "data")
 #: the successors that survived de-duplication, each with its chosen parent transition).
 LEVEL_SCHEMA = "fp long, parent_fp long, action_index int, action_name string, data binary"
 
-_ARROW_SCHEMA = pa.schema(
+#: :data:`LEVEL_SCHEMA` as Arrow writes it.
+LEVEL_ARROW_SCHEMA = pa.schema(
     [
         ("fp", pa.int64()),
         ("parent_fp", pa.int64()),
@@ -105,26 +114,43 @@ def worker_model(factory: ModelFactory[Any, Any]) -> tuple[Model[Any, Any], Prop
     return cached
 
 
+# The visited fingerprints of the level being expanded, memory-mapped once per worker process.
+_VISITED: dict[str, np.ndarray] = {}
+
+
+def visited_fingerprints(path: str) -> np.ndarray:
+    """The sorted fingerprint array in the file ``path`` (``numpy.save``'s format), memory-mapped."""
+    cached = _VISITED.get(path)
+    if cached is None:
+        _VISITED.clear()  # an earlier level's file: the driver removes it
+        cached = _VISITED[path] = np.load(path, mmap_mode="r")
+    return cached
+
+
 def partition_expander(
     factory: ModelFactory[Any, Any],
     notes: Accumulator[dict[int, PartitionNotes]],
     *,
     generate: bool,
     skip: frozenset[str],
+    visited: str | None = None,
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The ``mapInArrow`` function expanding a partition of a level (see the module docstring).
 
-    ``generate`` and ``skip`` have the meaning they have for :func:`explorer.expand.expand`.
+    ``generate`` and ``skip`` have the meaning they have for :func:`explorer.expand.expand_batch`;
+    ``visited`` is the path of the sorted fingerprints already visited (None: emit every successor).
     """
 
     def expand_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
 
         model, properties = worker_model(factory)
+        seen = visited_fingerprints(visited) if visited is not None else None
         generated: dict[str, int] = {}
         findings: list[FindingRow] = []
         for batch in batches:
-            yield _expand_batch(model, properties, batch, generated, findings, generate=generate, skip=skip)
+            yield _expand_batch(model, properties, batch, generated, findings, generate=generate, skip=skip,
+                                seen=seen)
         context = TaskContext.get()
         partition = context.partitionId() if context is not None else 0
         notes.add({partition: PartitionNotes(tuple(sorted(generated.items())), tuple(findings))})
@@ -141,8 +167,9 @@ def _expand_batch(
     *,
     generate: bool,
     skip: frozenset[str],
+    seen: np.ndarray | None,
 ) -> pa.RecordBatch:
-    fps = batch.column(0).to_numpy()
+    fps = np.asarray(batch.column(0).to_numpy(), dtype=np.int64)
     names = ActionNames()
     expansion = expand_batch(model, map(model.decode, batch.column(1).to_pylist()), properties, names,
                              generate=generate, skip=skip)
@@ -151,16 +178,47 @@ def _expand_batch(
     for position, finding in expansion.findings:
         findings.append(FindingRow(finding.property, int(fps[position]), finding.action_index,
                                    finding.child_fingerprint))
-    action_names = pa.DictionaryArray.from_arrays(
-        pa.array(expansion.action_codes, pa.int32()), pa.array(names.names, pa.string())
-    ).cast(pa.string())
+    new = None if seen is None else np.flatnonzero(~sorted_contains(seen, expansion.child_fingerprints))
+    return level_batch(expansion, fps, names, rows=new)
+
+
+def level_batch(expansion: BatchExpansion, parent_fps: np.ndarray, names: ActionNames,
+                rows: np.ndarray | None = None) -> pa.RecordBatch:
+    """The rows (all, or those at the indices ``rows``) of an expansion in a level's schema;
+    ``parent_fps`` are the fingerprints of the states the expansion expanded, in its order."""
+    children, parents, indices, codes = (expansion.child_fingerprints, expansion.parents,
+                                         expansion.action_indices, expansion.action_codes)
+    data = expansion.data
+    if rows is not None:
+        children, parents, indices, codes = children[rows], parents[rows], indices[rows], codes[rows]
+        data = [data[i] for i in rows.tolist()]
     return pa.RecordBatch.from_arrays(
         [
-            pa.array(expansion.child_fingerprints, pa.int64()),
-            pa.array(np.asarray(fps, dtype=np.int64)[expansion.parents], pa.int64()),
-            pa.array(expansion.action_indices, pa.int32()),
-            action_names,
-            pa.array(expansion.data, pa.binary()),
+            pa.array(children, pa.int64()),
+            pa.array(parent_fps[parents], pa.int64()),
+            pa.array(indices, pa.int32()),
+            action_name_column(codes, names),
+            pa.array(data, pa.binary()),
         ],
-        schema=_ARROW_SCHEMA,
+        schema=LEVEL_ARROW_SCHEMA,
+    )
+
+
+def action_name_column(codes: np.ndarray, names: ActionNames) -> pa.Array:
+    """Action names as an Arrow string column, from their codes."""
+    return pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), pa.array(names.names, pa.string())).cast(
+        pa.string())
+
+
+def new_states_table(new: NewStates, names: ActionNames) -> pa.Table:
+    """A level's new states, found on the driver, in a level's schema."""
+    return pa.Table.from_arrays(
+        [
+            pa.array(new.fps, pa.int64()),
+            pa.array(new.parent_fps, pa.int64()),
+            pa.array(new.action_indices, pa.int32()),
+            action_name_column(new.action_codes, names),
+            pa.array(new.data, pa.binary()),
+        ],
+        schema=LEVEL_ARROW_SCHEMA,
     )

@@ -21,6 +21,12 @@ Everything a local session opens listens on loopback (``SPARK_LOCAL_IP``), the w
 when it is asked for.
 
 Settings given explicitly with ``conf`` always win over these defaults.
+
+Starting a session costs several seconds (a JVM, then Python workers on the first job), which is
+more than a small search takes. :class:`SessionStart` builds it in a background thread, while the
+driver validates the run directory and expands the first, small levels itself; the search asks for
+the session only when a level is large enough to be worth a Spark job, and a search that never
+needs one never waits for it.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -154,6 +160,7 @@ def build_session(
     """
     from pyspark.sql import SparkSession
 
+    _wait_for_background_starts()
     active = SparkSession.getActiveSession()
     if active is not None:
         if checkpoint_dir is not None:
@@ -191,3 +198,103 @@ def build_session(
     if checkpoint_dir is not None:
         session.sparkContext.setCheckpointDir(str(Path(checkpoint_dir) / "checkpoints"))
     return session
+
+
+# Sessions being started in the background in this process: a session built meanwhile in another
+# thread would race with them for the one SparkContext a process may have.
+_STARTING: set[SessionStart] = set()
+_STARTING_LOCK = threading.Lock()
+
+
+def _wait_for_background_starts() -> None:
+    if threading.current_thread().name == SessionStart.THREAD_NAME:
+        return
+    with _STARTING_LOCK:
+        starting = list(_STARTING)
+    for start in starting:
+        start.wait()
+
+
+class SessionStart:
+    """A SparkSession being built in a background thread (:func:`build_session`'s, with the same
+    arguments), then warmed up by ``warm_up`` (a first job, so that the first level does not pay for
+    starting the Python workers). A session already running in this thread is used as it is.
+
+    :meth:`get` waits for it; :meth:`release` stops a session this object started, at once if it is
+    up, or as soon as it is otherwise, without waiting for it.
+    """
+
+    THREAD_NAME = "kmc-spark-session"
+
+    def __init__(
+        self,
+        master: str | None = DEFAULT_MASTER,
+        conf: Mapping[str, str] | None = None,
+        *,
+        checkpoint_dir: Path | str | None = None,
+        ui: bool = False,
+        warm_up: Callable[[SparkSession], None] | None = None,
+    ) -> None:
+        from pyspark.sql import SparkSession
+
+        self._session: SparkSession | None = None
+        self._error: BaseException | None = None
+        self._stop_when_up = False
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        _wait_for_background_starts()
+        self.started_here = SparkSession.getActiveSession() is None
+        if not self.started_here:
+            self._session = build_session(master, conf, checkpoint_dir=checkpoint_dir, ui=ui)
+            self._done.set()
+            return
+        with _STARTING_LOCK:
+            _STARTING.add(self)
+        threading.Thread(target=self._start, args=(master, conf, checkpoint_dir, ui, warm_up),
+                         name=self.THREAD_NAME, daemon=True).start()
+
+    def _start(self, master: str | None, conf: Mapping[str, str] | None, checkpoint_dir: Path | str | None,
+               ui: bool, warm_up: Callable[[SparkSession], None] | None) -> None:
+        session = None
+        try:
+            session = build_session(master, conf, checkpoint_dir=checkpoint_dir, ui=ui)
+            if warm_up is not None:
+                warm_up(session)
+        except BaseException as e:  # handed to the thread that asks for the session
+            self._error = e
+        with self._lock:
+            self._session = session
+            stop = self._stop_when_up
+        if stop and session is not None:
+            session.stop()
+        with _STARTING_LOCK:
+            _STARTING.discard(self)
+        self._done.set()
+
+    @property
+    def ready(self) -> bool:
+        """True once the session is up (or failed to start)."""
+        return self._done.is_set()
+
+    def wait(self) -> None:
+        self._done.wait()
+
+    def get(self) -> SparkSession:
+        """The session, once it is up; raises what starting it raised."""
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        assert self._session is not None
+        return self._session
+
+    def release(self, *, stop: bool) -> None:
+        """Stop the session if this object started it and ``stop`` is true (when it is up)."""
+        if not (stop and self.started_here):
+            return
+        with self._lock:
+            if not self._done.is_set() and self._session is None:
+                self._stop_when_up = True
+                return
+            session = self._session
+        if session is not None:
+            session.stop()

@@ -30,7 +30,7 @@ import pyarrow.dataset as ds
 
 from explorer.checkpoint import ResumeError
 from explorer.contract import Model, Property
-from explorer.fingerprint import fingerprint
+from explorer.fingerprint import array_checksum, fingerprint
 from explorer.results import Candidate, Discovery
 
 LEVELS_DIR = "levels"
@@ -60,11 +60,12 @@ def read_level_row(run_dir: Path, depth: int, fp: int, columns: Sequence[str]) -
 @attrs.frozen
 class LevelSummary:
     """What the files of a written level hold: states per action name of their parent transition,
-    the row count and the checksum of the fingerprints."""
+    the row count, the checksum of the fingerprints and the fingerprints themselves."""
 
     by_action: dict[str, int]
     rows: int
     checksum: int
+    fps: np.ndarray = attrs.field(eq=False, repr=False)
 
 
 def level_summary(directory: Path) -> LevelSummary:
@@ -75,14 +76,24 @@ def level_summary(directory: Path) -> LevelSummary:
     if table.num_rows:
         counts = table.column("action_name").value_counts()
         by_action = {str(entry["values"]): int(entry["counts"]) for entry in counts.to_pylist()}
-    return LevelSummary(by_action, table.num_rows, fingerprint_checksum(table.column("fp")))
+    return LevelSummary(by_action, table.num_rows, fingerprint_checksum(table.column("fp")),
+                        fingerprints(table.column("fp")))
+
+
+def fingerprints(fps: pa.ChunkedArray) -> np.ndarray:
+    """A column of 64-bit fingerprints as an int64 array."""
+    return np.asarray(fps.to_numpy(), dtype=np.int64) if fps.num_chunks else np.zeros(0, dtype=np.int64)
+
+
+def level_fingerprints(run_dir: Path, depth: int) -> np.ndarray:
+    """The fingerprints stored in level ``depth``."""
+    return fingerprints(ds.dataset(level_dir(run_dir, depth), format="parquet").to_table(columns=["fp"]).column("fp"))
 
 
 def fingerprint_checksum(fps: pa.ChunkedArray) -> int:
     """:func:`explorer.fingerprint.checksum` of a column of 64-bit fingerprints (summed modulo 2^64
     by numpy's unsigned wrap-around, without a Python loop)."""
-    values = fps.to_numpy() if fps.num_chunks else np.zeros(0, dtype=np.int64)
-    return int(np.asarray(values, dtype=np.int64).view(np.uint64).sum(dtype=np.uint64))
+    return array_checksum(fingerprints(fps))
 
 
 def verify_level(run_dir: Path, depth: int, rows: int, checksum: int | None) -> None:

@@ -18,11 +18,14 @@ from typing import Any
 
 import pytest
 from spark_fixtures import counter_factory, spark  # noqa: F401  (the session fixture)
+from toy_models.counter import Counter
 
 from explorer.bfs import run_bfs
 from explorer.checkpoint import ResumeError, sealed
+from explorer.contract import ModelFactory
 from explorer.results import ExplorationResult, Outcome, StopCause
 from explorer.stopping import Limits, StopRequest
+from spark_explore import bfs as spark_bfs
 from spark_explore.bfs import SparkBfsOptions, run_spark_bfs
 from spark_explore.trace import level_dir
 
@@ -43,7 +46,8 @@ class _StopAtLevel(io.StringIO):
 
 
 def options(run_dir: Path, **more: Any) -> SparkBfsOptions:
-    return SparkBfsOptions(run_dir, master="local[2]", keep_session=True, **more)
+    """Every level a Spark job (these models are small enough for the driver), unless ``more`` says otherwise."""
+    return SparkBfsOptions(run_dir, master="local[2]", keep_session=True, **{"driver_seconds": 0, **more})
 
 
 def assert_same(a: ExplorationResult, b: ExplorationResult) -> None:
@@ -80,6 +84,38 @@ def test_a_stopped_run_resumes_to_the_local_result(stopped_run: Path) -> None:
     assert (manifest["completed"], manifest["stopped_by"]) == (False, "interrupted")
     resumed = run_spark_bfs(counter_factory(n=4), options(stopped_run, resume=True))
     assert_same(resumed, run_bfs(counter_factory(n=4)()))
+
+
+class _StopsWhileExpanding(Counter):
+    """The counter, asking for a stop when the driver expands the state (1, 2) of level 3."""
+
+    def __init__(self, stop: StopRequest) -> None:
+        super().__init__(4)
+        self.stop = stop
+
+    def actions(self, state: tuple[int, int]) -> Any:
+        if state == (1, 2):
+            self.stop.request("interrupted by SIGTERM")
+        return super().actions(state)
+
+
+def _stopping_factory(stop: StopRequest) -> Counter:
+    return _StopsWhileExpanding(stop)
+
+
+def test_a_stop_between_driver_batches_resumes_on_spark(spark: Any, tmp_path: Path,  # noqa: F811
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stop requested while the driver expands a level abandons it between two batches (of one
+    state here); resumed with Spark levels (the visited fingerprints read back from the levels on
+    disk), the run ends as the local BFS."""
+    monkeypatch.setattr(spark_bfs, "_DRIVER_BATCH", 1)
+    stop = StopRequest()
+    first = run_spark_bfs(ModelFactory(_stopping_factory, stop),
+                          options(tmp_path, driver_seconds=1e9, limits=Limits(stop=stop)))
+    assert (first.outcome, first.stopped_by, len(first.stats.levels)) == (Outcome.INCONCLUSIVE,
+                                                                          StopCause.INTERRUPTED, 3)
+    factory = counter_factory(n=4)
+    assert_same(run_spark_bfs(factory, options(tmp_path, resume=True)), run_bfs(factory()))
 
 
 def test_a_time_limit_cancels_the_running_level(spark: Any, tmp_path: Path) -> None:  # noqa: F811

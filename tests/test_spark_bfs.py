@@ -4,6 +4,10 @@ Every test here shares one ``local[2]`` SparkSession (``spark_fixtures.spark``).
 the reference: each model runs on both engines and the results are compared field by field
 (statistics compare without wall times), plus the fingerprint set of every level, which the Spark
 run leaves on disk and an independent level-by-level enumeration computes here.
+
+The Spark engine expands small levels on its driver and large ones as Spark jobs; these models are
+all small, so the tests choose: ``SPARK_LEVELS`` makes every level a Spark job, ``DRIVER_LEVELS``
+keeps every level on the driver, ``MIXED_LEVELS`` sends the levels of more than a few states to Spark.
 """
 
 from __future__ import annotations
@@ -33,6 +37,10 @@ from spark_explore.manifest import read_manifest
 from spark_explore.trace import level_dir
 
 pytestmark = pytest.mark.spark
+
+SPARK_LEVELS: dict[str, Any] = {"driver_seconds": 0}
+DRIVER_LEVELS: dict[str, Any] = {"driver_seconds": 1e9}
+MIXED_LEVELS: dict[str, Any] = {"driver_seconds": 1e9, "driver_max_states": 6}
 
 #: A two-broker, one-partition toy controller: 160 states over 12 levels (the MC config takes 28
 #: levels and about a minute on Spark; it runs in the slow tests).
@@ -92,10 +100,12 @@ def assert_same_result(spark_result: ExplorationResult, local: ExplorationResult
 
 
 def explore_both(
-    factory: ModelFactory[Any, Any], run_dir: Path, *, max_depth: int | None = None, max_states: int | None = None
+    factory: ModelFactory[Any, Any], run_dir: Path, *, max_depth: int | None = None, max_states: int | None = None,
+    levels: dict[str, Any] = SPARK_LEVELS,
 ) -> tuple[ExplorationResult, ExplorationResult]:
     local = run_bfs(factory(), BfsOptions(max_depth=max_depth, max_states=max_states))
-    options = SparkBfsOptions(run_dir, master="local[2]", keep_session=True, max_depth=max_depth, max_states=max_states)
+    options = SparkBfsOptions(run_dir, master="local[2]", keep_session=True, max_depth=max_depth, max_states=max_states,
+                              **levels)
     return run_spark_bfs(factory, options), local
 
 
@@ -130,15 +140,32 @@ def test_same_search_as_local(case: str, spark: Any, tmp_path: Path) -> None:  #
     assert_same_levels_on_disk(tmp_path / "run", on_spark, factory)
 
 
+@pytest.mark.parametrize("case", ["counter_state_violation", "toy_controller_small", "toy_controller_stuck",
+                                  "kafka_planted_bug"])
+@pytest.mark.parametrize("levels", [DRIVER_LEVELS, MIXED_LEVELS], ids=["driver", "mixed"])
+def test_driver_levels_make_the_same_search(case: str, levels: dict[str, Any], spark: Any,  # noqa: F811
+                                            tmp_path: Path) -> None:
+    """Levels expanded on the driver, alone or between Spark levels, give the local BFS's result and
+    leave the same levels on disk as Spark levels do."""
+    model, _ = CASES[case]
+    factory = resolve(model)
+    on_spark, local = explore_both(factory, tmp_path / "run", levels=levels)
+    assert_same_result(on_spark, local)
+    assert_same_levels_on_disk(tmp_path / "run", on_spark, factory)
+
+
+@pytest.mark.parametrize("levels", [SPARK_LEVELS, DRIVER_LEVELS], ids=["spark", "driver"])
 @pytest.mark.parametrize("bounds", [{"max_depth": 3}, {"max_states": 100}], ids=["max_depth", "max_states"])
-def test_bounds_as_local(bounds: dict[str, int], spark: Any, tmp_path: Path) -> None:  # noqa: F811
+def test_bounds_as_local(bounds: dict[str, int], levels: dict[str, Any], spark: Any,  # noqa: F811
+                         tmp_path: Path) -> None:
     """A depth or state bound leaves both engines inconclusive at the same level with the same numbers
-    (a state bound within a level keeps the same states in both)."""
+    (a state bound within a level keeps the same states in both, on the driver as on Spark)."""
     on_spark, local = explore_both(
         two_phase_commit_factory(3),
         tmp_path / "run",
         max_depth=bounds.get("max_depth"),
         max_states=bounds.get("max_states"),
+        levels=levels,
     )
     assert local.outcome is Outcome.INCONCLUSIVE
     assert_same_result(on_spark, local)
@@ -159,7 +186,8 @@ def interrupted_counter(spark: Any, tmp_path: Path) -> Iterator[Path]:  # noqa: 
     (what a driver killed while writing level 4 leaves behind)."""
     run_dir = tmp_path / "run"
     first = run_spark_bfs(
-        counter_factory(n=4), SparkBfsOptions(run_dir, master="local[2]", keep_session=True, max_depth=3)
+        counter_factory(n=4),
+        SparkBfsOptions(run_dir, master="local[2]", keep_session=True, max_depth=3, **SPARK_LEVELS),
     )
     assert first.outcome is Outcome.INCONCLUSIVE
     leftover = level_dir(run_dir, 4)
@@ -207,11 +235,13 @@ def test_one_scenario_per_event_family_as_local(scenario: str, spark: Any, tmp_p
     assert_same_levels_on_disk(tmp_path / "run", on_spark, factory)
 
 
-def test_resume_ends_like_an_uninterrupted_run(interrupted_counter: Path) -> None:
-    """Resuming an interrupted run ends with exactly the numbers, levels and examples of an uninterrupted one."""
+@pytest.mark.parametrize("levels", [SPARK_LEVELS, DRIVER_LEVELS], ids=["spark", "driver"])
+def test_resume_ends_like_an_uninterrupted_run(levels: dict[str, Any], interrupted_counter: Path) -> None:
+    """Resuming an interrupted run (its levels written by Spark jobs) ends with exactly the numbers,
+    levels and examples of an uninterrupted one, whether it continues on Spark or on the driver."""
     factory = counter_factory(n=4)
     resumed = run_spark_bfs(
-        factory, SparkBfsOptions(interrupted_counter, master="local[2]", resume=True, keep_session=True)
+        factory, SparkBfsOptions(interrupted_counter, master="local[2]", resume=True, keep_session=True, **levels)
     )
     assert_same_result(resumed, run_bfs(factory()))
     assert_same_levels_on_disk(interrupted_counter, resumed, factory)

@@ -528,17 +528,17 @@ class KafkaControllerToy:
         return bytes((s.up, *s.rstate, *s.pstate, *s.leader, *s.isr, *s.epoch, s.deleting, s.crashes, s.shrinks))
 
     def decode(self, data: bytes) -> ToyState:
-        r, p, l, i, e, end = self._layout
+        rstate_end, pstate_end, leader_end, isr_end, epoch_end, _ = self._layout
         return ToyState(
             up=data[0],
-            rstate=tuple(data[1:r]),
-            pstate=tuple(data[r:p]),
-            leader=tuple(data[p:l]),
-            isr=tuple(data[l:i]),
-            epoch=tuple(data[i:e]),
-            deleting=bool(data[e]),
-            crashes=data[e + 1],
-            shrinks=data[end - 1],
+            rstate=tuple(data[1:rstate_end]),
+            pstate=tuple(data[rstate_end:pstate_end]),
+            leader=tuple(data[pstate_end:leader_end]),
+            isr=tuple(data[leader_end:isr_end]),
+            epoch=tuple(data[isr_end:epoch_end]),
+            deleting=bool(data[epoch_end]),
+            crashes=data[epoch_end + 1],
+            shrinks=data[epoch_end + 2],
         )
 
     def action_name(self, action: ToyAction) -> str:
