@@ -239,7 +239,8 @@ def main(argv: list[str] | None = None) -> int:
                     records.append(run_tlc(workload, args.tlc))
             else:
                 records.append(run_kmc(workload, engine))
-            print(f"done: {workload} on {engine}", file=sys.stderr, flush=True)
+            if records and (records[-1]["workload"], records[-1]["engine"]) == (workload, engine):
+                print(f"done: {json.dumps(records[-1])}", file=sys.stderr, flush=True)
     if args.format == "json":
         print(json.dumps([{k: r[k] for k in FIELDS} for r in records], indent=2))
     else:

@@ -13,7 +13,7 @@ A level is expanded in one of two ways:
 * **on the driver**, when it is small: its frontier is read from its Parquet with pyarrow and
   expanded batch by batch with :func:`explorer.expand.expand_batch`, de-duplicated by sorting
   (:class:`explorer.visited.NextLevel`, the local BFS's own code) and written as the next level's
-  Parquet. A level is small when the driver's measured time per state on earlier levels, times the
+  Parquet. A level is small when the driver's best measured time per state on earlier levels, times the
   frontier, is below ``driver_seconds`` (and the frontier below ``driver_max_states``): a Spark job
   has a fixed cost of about a second per level (measured in ``bench/``), which a small level
   cannot win back;
@@ -34,8 +34,8 @@ A level is expanded in one of two ways:
 
 The Spark session is started in a background thread (:class:`spark_explore.session.SessionStart`)
 while the driver expands the first levels, as soon as the levels grow so that one of the next ones
-is likely to be a Spark job (the estimated time of the next level reaches a quarter of
-``driver_seconds``: levels grow several-fold per step early in a search, and a session takes
+is likely to be a Spark job (the estimated time of the next level reaches half of
+``driver_seconds``: levels grow up to twofold per step early in a search, and a session takes
 several seconds to start); a search whose levels all stay small never starts one, and never waits
 for it (a JVM starting for nothing would also take a core from the driver). Nothing is cached
 between levels: each level is read back from its own files, which cuts the lineage.
@@ -466,8 +466,12 @@ class _Search:
         if self._on_driver(frontier_size):
             record, candidates, new_fps = self._expand_on_driver(depth, frontier_size, room, manifest,
                                                                  generate=generate)
-            self.driver_seconds_per_state = record.seconds / max(frontier_size, 1)
-            if len(new_fps) * self.driver_seconds_per_state >= self.options.driver_seconds / 4:
+            # The best rate measured so far: a level expanded while the session's JVM starts, or
+            # while other work loads the machine, would otherwise send the next ones to Spark early.
+            rate = record.seconds / max(frontier_size, 1)
+            if self.driver_seconds_per_state is None or rate < self.driver_seconds_per_state:
+                self.driver_seconds_per_state = rate
+            if len(new_fps) * self.driver_seconds_per_state >= self.options.driver_seconds / 2:
                 self._start_session()  # the next levels may well need it
         else:
             record, candidates, new_fps = self._expand_on_spark(depth, frontier_size, room, manifest,

@@ -140,8 +140,7 @@ def test_same_search_as_local(case: str, spark: Any, tmp_path: Path) -> None:  #
     assert_same_levels_on_disk(tmp_path / "run", on_spark, factory)
 
 
-@pytest.mark.parametrize("case", ["counter_state_violation", "toy_controller_small", "toy_controller_stuck",
-                                  "kafka_planted_bug"])
+@pytest.mark.parametrize("case", ["counter_state_violation", "toy_controller_small", "kafka_planted_bug"])
 @pytest.mark.parametrize("levels", [DRIVER_LEVELS, MIXED_LEVELS], ids=["driver", "mixed"])
 def test_driver_levels_make_the_same_search(case: str, levels: dict[str, Any], spark: Any,  # noqa: F811
                                             tmp_path: Path) -> None:
