@@ -185,7 +185,7 @@ def odds_table(names: tuple[str, ...]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", choices=("bugs", "large", "odds"), default=None)
-    parser.add_argument("--scenario", action="append", help="bug scenarios to run (default: every shipped bug scenario)")
+    parser.add_argument("--scenario", action="append", help="bug scenarios to run (default: every shipped one)")
     parser.add_argument("--large-walks", type=int, default=2000)
     parser.add_argument("--large-examples", type=int, default=300)
     parser.add_argument("--bfs-minutes", type=float, default=0.0)

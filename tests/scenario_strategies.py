@@ -140,7 +140,8 @@ def scenario_texts(draw: st.DrawFn) -> str:
             if draw(st.booleans()):
                 count, _ = _size(topic)
                 rf = draw(st.integers(1, min(MAX_REPLICATION_FACTOR, len(brokers))))
-                topic["recreated_replicas"] = draw(_replica_lists(brokers, rf, min(count, MAX_REPLICAS_PER_TOPIC // rf)))
+                partitions = min(count, MAX_REPLICAS_PER_TOPIC // rf)
+                topic["recreated_replicas"] = draw(_replica_lists(brokers, rf, partitions))
     # Admins may reassign partitions of up to two topics (each command runs at most once).
     moved = draw(st.lists(st.sampled_from(topics), max_size=min(2, len(topics)), unique_by=lambda t: t["name"]))
     reassignments = [draw(_reassignment(topic, brokers)) for topic in moved]
