@@ -225,10 +225,28 @@ class ModelMachine(RuleBasedStateMachine):
                 f"reached by: {path}.")
 
 
+#: A step's index is drawn as one value below this, scaled down to the choices there are (see
+#: :func:`_draw_index`).
+INDEX_RANGE = 256
+
+
 def _draw_index(data: st.DataObject, count: int, label: str) -> int:
     """An index below ``count``, drawn only when there is a choice (a forced draw only lengthens
-    what Hypothesis has to shrink)."""
-    return data.draw(st.integers(0, count - 1), label=label) if count > 1 else 0
+    what Hypothesis has to shrink).
+
+    The value is drawn from the same range at every step and scaled to ``count``: Hypothesis replays
+    choices of one example in another (its generation mutates the previous example by copying one
+    step's choices over another's, and shrinking moves them), and a value drawn as
+    ``integers(0, count - 1)`` replayed where ``count`` is smaller is not allowed there, so Hypothesis
+    puts its simplest choice, 0, in its place: the first action family was drawn for 63 % of the
+    two-way choices on stale-deletion-response. Scaled, a replayed value stays valid and keeps its
+    place in proportion; Hypothesis then found that scenario's violation at example 225 instead of
+    5,119 (seed 0). Smaller values are still smaller indices, so shrinking still moves to the first.
+    """
+    if count <= 1:
+        return 0
+    span = max(INDEX_RANGE, count)
+    return data.draw(st.integers(0, span - 1), label=label) * count // span
 
 
 def counterexample_text(model: Model[Any, Any], initial: int, discovery: Discovery) -> str:
