@@ -240,8 +240,8 @@ def _draw_index(data: st.DataObject, count: int, label: str) -> int:
     ``integers(0, count - 1)`` replayed where ``count`` is smaller is not allowed there, so Hypothesis
     puts its simplest choice, 0, in its place: the first action family was drawn for 63 % of the
     two-way choices on stale-deletion-response. Scaled, a replayed value stays valid and keeps its
-    place in proportion; Hypothesis then found that scenario's violation at example 225 instead of
-    5,119 (seed 0). Smaller values are still smaller indices, so shrinking still moves to the first.
+    place in proportion (that scenario's violation at example 2,568 instead of 5,119, seed 0; one
+    seed only). Smaller values are still smaller indices, so shrinking still moves to the first.
     """
     if count <= 1:
         return 0
