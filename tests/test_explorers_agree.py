@@ -34,7 +34,7 @@ PART_2_BUG_SCENARIOS = ("election-retry", "kafka-3083", "kafka-3096", "kafka-314
                         "kafka-9212", "kafka-9672", "kafka-9866")
 BUG_SCENARIOS = ("kafka-6650", "kafka-7235", "planted-complete-on-first-success", "reassignment-during-deletion",
                  "stale-deletion-response", "stray-log-adopted-on-recreation", "stray-log-after-deletion",
-                 "topic-recreation", *PART_2_BUG_SCENARIOS)
+                 "topic-recreation", "reassignment-isr-shrink-race", *PART_2_BUG_SCENARIOS)
 
 #: Scenarios whose violation takes the explorer more than a few seconds to find (measured on a
 #: loaded 2-core machine; see the README's performance section).

@@ -67,6 +67,9 @@ PINNED: dict[str, Pinned] = {
         "queued_deletion_finishes_when_brokers_alive": 18}),
     "reassignment": Pinned(Outcome.OK, distinct=1227, generated=2917, depth=22, queue=0, discoveries={
         "sometimes_leader_reelected": 3, "sometimes_isr_reexpanded": 5, "sometimes_reassignment_completes": 7}),
+    "reassignment-isr-shrink-race": Pinned(Outcome.VIOLATION, distinct=16, generated=17, depth=3, queue=8,
+                                           discoveries={"sometimes_reassignment_completes": 2,
+                                                        "isr_subset_of_assignment": 2}),
     "reassignment-during-deletion": Pinned(Outcome.VIOLATION, distinct=3556, generated=8340, depth=18, queue=42,
                                            discoveries={"sometimes_deletion_completes": 5,
                                                         "reassignment_finishes_when_targets_alive": 17}),
