@@ -10,7 +10,9 @@ level, the local seconds next to the Spark seconds and the phases of the Spark l
 Spark/local wall-time ratio with and without the Spark session's start. On a two-core machine this
 shows Spark's overhead (a fixed cost per level, the session start), not a speed-up.
 
-Measured here (2 vCPU, local[*], other work on the machine; session start 5-6 s, not counted):
+Measured here with the first Spark engine (every level a Spark job, new states found by an anti-join with
+every earlier level; 2 vCPU, local[*], other work on the machine; session start 5-6 s, not counted). The
+current engine keeps small levels on the driver: see the README's Performance section for its figures.
 
     target          distinct   levels  local     spark     spark/local  spark s per small level
     toy-MC           168,927     28      5.0 s    40.6 s    8.1x         0.7-1.0
