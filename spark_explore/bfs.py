@@ -309,6 +309,12 @@ class _Search:
         if self.session is not None and self.session.ready:
             with contextlib.suppress(Exception):  # a session that failed to start names no master
                 return str(self.session.get().sparkContext.master)
+        with contextlib.suppress(Exception):  # under spark-submit, the session it started names the master
+            from pyspark.sql import SparkSession
+
+            active = SparkSession.getActiveSession()
+            if active is not None:
+                return str(active.sparkContext.master)
         if self.options.master is not None:
             return self.options.master
         return self.manifest.master if self.manifest is not None else ""

@@ -81,12 +81,12 @@ def test_spark_shuffle_partitions_change_no_byte(spark: Any, tmp_path: Path) -> 
 @pytest.mark.slow
 @pytest.mark.spark
 def test_spark_on_one_core_changes_no_byte(tmp_path: Path) -> None:
-    """A Spark run on local[1], in its own process, writes the local run's reports (local[2] is the
-    shared session of the test above)."""
+    """A Spark run on local[1], every level a Spark job, in its own process, writes the local run's reports
+    (local[2] is the shared session of the test above)."""
     local = explore(tmp_path / "local", SPARK_SCENARIO, "--engine", "local")
     done = subprocess.run(
         [sys.executable, "-m", "kmc", "explore", SPARK_SCENARIO, "--engine", "spark", "--master", "local[1]",
-         "--out", str(tmp_path / "spark")],
+         "--driver-level-seconds", "0", "--out", str(tmp_path / "spark")],
         cwd=tmp_path, env=environment(), capture_output=True, text=True, timeout=900,
     )  # fmt: skip
     assert done.returncode == 1, done.stderr

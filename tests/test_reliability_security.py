@@ -141,7 +141,7 @@ def test_a_spark_run_listens_on_loopback_only(tmp_path: Path) -> None:
     loopback address (py4j, the driver, the block manager, the UI)."""
     out = tmp_path / "out"
     command = [sys.executable, "-m", "kmc", "explore", "planted-complete-on-first-success", "--engine", "spark",
-               "--master", "local[2]", "--spark-ui", "--out", str(out)]
+               "--master", "local[2]", "--spark-ui", "--driver-level-seconds", "0", "--out", str(out)]
     process = subprocess.Popen(command, cwd=tmp_path, env=environment(), stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True, start_new_session=True)
     seen: set[tuple[str, int]] = set()

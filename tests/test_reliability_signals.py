@@ -174,7 +174,8 @@ def test_spark_ctrl_c_then_resume(spark_local_reference: dict[str, Any], tmp_pat
     """Ctrl-C (SIGINT to the process group) during a Spark run: one line, no traceback (four before),
     exit 3 (2 before) and the resume command; --resume ends with the local BFS's result."""
     out = tmp_path / "out"
-    done = start_and_signal([SPARK_SCENARIO, "--engine", "spark", "--master", "local[2]"], out, tmp_path,
+    spark_jobs = ["--driver-level-seconds", "0"]  # every level a Spark job, so the signal meets one
+    done = start_and_signal([SPARK_SCENARIO, "--engine", "spark", "--master", "local[2]", *spark_jobs], out, tmp_path,
                             levels_at(2), signal.SIGINT, group=True)
     run_dir = the_run_dir(out)
     assert_one_line_stop(done, run_dir, "SIGINT")

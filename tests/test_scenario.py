@@ -313,3 +313,14 @@ def test_cli_rejects_spark_options_with_the_local_engine(tmp_path: Path) -> None
     assert code == 2
     _assert_one_line_error(stdout, stderr)
     assert "--master" in stderr
+
+
+def test_cli_rejects_driver_level_seconds_with_the_local_engine(tmp_path: Path) -> None:
+    """`--engine local --driver-level-seconds 0` exits 2 with one `kmc:` line naming the option: it tunes the Spark
+    engine's driver-side levels only."""
+    code, stdout, stderr = _explore(["planted-complete-on-first-success", "--engine", "local",
+                                     "--driver-level-seconds", "0", "--out", str(tmp_path / "runs")])
+    assert code == 2
+    _assert_one_line_error(stdout, stderr)
+    assert "--driver-level-seconds" in stderr
+    assert not (tmp_path / "runs").exists()

@@ -33,6 +33,9 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 SCENARIO = "unclean-election"
 #: 11,776 states over 13 levels, ending in a violation: long enough to lose a worker in the middle.
 VIOLATING_SCENARIO = "kafka-6650"
+#: Every level a Spark job on the cluster: these scenarios are small enough for the driver to expand
+#: them alone, which would leave the cluster (and a killed worker) out of the test.
+ON_SPARK = ("--driver-level-seconds", "0")
 
 
 def _pyspark_home() -> Path:
@@ -195,7 +198,7 @@ def local_result(scenario: str, tmp_path: Path) -> dict[str, Any]:
 def test_cli_on_a_standalone_cluster_matches_local(cluster: StandaloneCluster, tmp_path: Path) -> None:
     """kmc explore --master spark://127.0.0.1:PORT finds the local BFS's counts, levels and examples."""
     done = kmc_explore(
-        SCENARIO, "--engine", "spark", "--master", cluster.master_url, "--format", "json",
+        SCENARIO, "--engine", "spark", "--master", cluster.master_url, *ON_SPARK, "--format", "json",
         "--out", str(tmp_path / "runs"), cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -214,7 +217,7 @@ def test_spark_submit_line_runs_on_the_cluster(cluster: StandaloneCluster, tmp_p
         submit_dir=tmp_path / "submit",
         run_root=str(tmp_path / "runs"),
         spark_submit=str(_pyspark_home() / "bin" / "spark-submit"),
-    )
+    ) + list(ON_SPARK)
     done = subprocess.run(command, cwd=tmp_path, env=_environment(), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     (summary,) = (tmp_path / "runs").glob("*/summary.json")
@@ -245,8 +248,8 @@ def test_losing_a_worker_mid_run_changes_nothing(two_worker_cluster: StandaloneC
     watcher = threading.Thread(target=kill_after_two_levels, daemon=True)
     watcher.start()
     done = kmc_explore(
-        VIOLATING_SCENARIO, "--engine", "spark", "--master", two_worker_cluster.master_url, "--format", "json",
-        "--out", str(runs), cwd=tmp_path,
+        VIOLATING_SCENARIO, "--engine", "spark", "--master", two_worker_cluster.master_url, *ON_SPARK,
+        "--format", "json", "--out", str(runs), cwd=tmp_path,
     )  # fmt: skip
     watcher.join(timeout=5)
     assert killed.is_set(), "the run ended before a worker could be killed"
@@ -259,7 +262,7 @@ def test_resume_after_the_driver_is_killed(tmp_path: Path) -> None:
     """A driver killed mid-run (with its JVM) and resumed with --resume ends with the local BFS's results."""
     runs = tmp_path / "runs"
     command = [sys.executable, "-c", "from kmc.cli import main; main()", "explore", VIOLATING_SCENARIO]
-    command += ["--engine", "spark", "--master", "local[2]", "--out", str(runs)]
+    command += ["--engine", "spark", "--master", "local[2]", *ON_SPARK, "--out", str(runs)]
     log = (tmp_path / "killed.log").open("wb")
     driver = subprocess.Popen(command, cwd=tmp_path, env=_environment(), stdout=log, stderr=subprocess.STDOUT,
                               start_new_session=True)  # fmt: skip
@@ -278,7 +281,7 @@ def test_resume_after_the_driver_is_killed(tmp_path: Path) -> None:
     (run_dir,) = (path.parent for path in runs.glob("*/manifest.json"))
     assert not json.loads((run_dir / "manifest.json").read_text())["completed"]
     done = kmc_explore(
-        VIOLATING_SCENARIO, "--engine", "spark", "--master", "local[2]", "--resume", str(run_dir),
+        VIOLATING_SCENARIO, "--engine", "spark", "--master", "local[2]", *ON_SPARK, "--resume", str(run_dir),
         "--format", "json", cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 1, done.stderr

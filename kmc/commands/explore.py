@@ -134,6 +134,10 @@ class _Resumed:
 @click.option("--no-progress", "no_progress", is_flag=True,
               help="Plain TLC-style progress lines even on a terminal (no live display).")
 @click.option("--spark-ui", is_flag=True, help="Start the Spark web UI (on 127.0.0.1; local masters only).")
+@click.option("--driver-level-seconds", "driver_level_seconds", type=click.FloatRange(min=0, max=86_400), default=None,
+              metavar="SECONDS",
+              help="Spark engine: a level the driver would expand in under SECONDS (its measured rate times the "
+                   "frontier) is expanded there, without a Spark job (default 8; 0: every level is a Spark job).")
 @click.option("--print-spark-submit", is_flag=True,
               help="Print the equivalent spark-submit command line (YARN, Kubernetes) and exit; its files go "
                    "under --out.")
@@ -142,7 +146,7 @@ def explore(interrupts: Interrupts | None, scenario: str | None, engine: str | N
             conf: tuple[str, ...], out: Path, resume: Path | None, fmt: str, max_depth: int | None,
             max_states: int | None, time_limit: str | None, max_memory: str | None, checkpoint_every: str | None,
             fingerprint_bits: str, difftrace: bool, no_progress: bool, spark_ui: bool,
-            print_spark_submit: bool) -> None:
+            driver_level_seconds: float | None, print_spark_submit: bool) -> None:
     try:
         spark_conf = parse_conf(conf)
         limit_seconds = parse_duration("--time-limit", time_limit)
@@ -156,6 +160,9 @@ def explore(interrupts: Interrupts | None, scenario: str | None, engine: str | N
         engine = engine or "spark"
         bits = int(fingerprint_bits)
         _check_engine_options(engine, master, spark_conf, memory_bytes, every, bits, spark_ui)
+        if engine == "local" and driver_level_seconds is not None:
+            raise UsageProblem("--driver-level-seconds applies to --engine spark (the local engine expands every "
+                               "level in process); drop it or use spark.")
         model = compose.model_for(sc)
     except (ScenarioError, UsageProblem, ResumeError) as e:
         fail(str(e))
@@ -187,7 +194,7 @@ def explore(interrupts: Interrupts | None, scenario: str | None, engine: str | N
             limits = Limits(time_limit=limit_seconds, stop=stop,
                             max_memory=(memory_bytes or default_memory_budget()) if engine == "local" else None)
             result = _run(engine, sc, model, run_dir, master, spark_conf, resumed is not None, max_depth,
-                          max_states, spark_ui, limits, every, bits, not no_progress)
+                          max_states, spark_ui, limits, every, bits, not no_progress, driver_level_seconds)
             result = attrs.evolve(result, bounds={**result.bounds, **_scenario_bounds(sc)})
             extra = {
                 "scenario": scenario_facts(sc),
@@ -286,7 +293,8 @@ def _scenario_bounds(sc: Scenario) -> dict[str, Any]:
 
 def _run(engine: str, sc: Scenario, model: Any, run_dir: Path, master: str | None, conf: Mapping[str, str],
          resume: bool, max_depth: int | None, max_states: int | None, spark_ui: bool, limits: Limits,
-         checkpoint_every: float | None, bits: int, live_progress: bool) -> ExplorationResult:
+         checkpoint_every: float | None, bits: int, live_progress: bool,
+         driver_level_seconds: float | None = None) -> ExplorationResult:
     from reports.json_report import kmc_version
 
     # A run killed before its engine wrote anything is started again in the same directory.
@@ -309,11 +317,13 @@ def _run(engine: str, sc: Scenario, model: Any, run_dir: Path, master: str | Non
             finally:
                 if isinstance(progress, RichProgress):
                     progress.close()
-        from spark_explore.bfs import SparkBfsOptions, run_spark_bfs
+        from spark_explore.bfs import DEFAULT_DRIVER_SECONDS, SparkBfsOptions, run_spark_bfs
 
         options = SparkBfsOptions(run_dir=run_dir, master=master or "local[*]", conf=dict(conf), resume=resume,
                                   max_depth=max_depth, max_states=max_states, progress=sys.stderr,
-                                  scenario_hash=sc.digest, kmc_version=kmc_version(), ui=spark_ui, limits=limits)
+                                  scenario_hash=sc.digest, kmc_version=kmc_version(), ui=spark_ui, limits=limits,
+                                  driver_seconds=(DEFAULT_DRIVER_SECONDS if driver_level_seconds is None
+                                                  else driver_level_seconds))
         return run_spark_bfs(compose.factory_for(sc), options)
     except ResumeError as e:
         fail(str(e))
