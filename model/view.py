@@ -272,7 +272,7 @@ def _step(s: ClusterState, prev: ClusterState, action: Any) -> dict[str, Any]:
     else:
         title, actor = _environment_step(s, prev, action, messages)
     messages += _new_events(s, prev, popped=kind == "ControllerProcessEvent")
-    log += _state_change_log(s, prev)
+    log += _state_change_log(s, prev, former=kind == "ZombieControllerProcessEvent")
     return {"title": title, "phase": phase, "actor": actor, "messages": messages, "log": log}
 
 
@@ -560,10 +560,14 @@ def _requests_sent(s: ClusterState, prev: ClusterState, lane: str = CONTROLLER) 
     return messages
 
 
-def _state_change_log(s: ClusterState, prev: ClusterState) -> list[dict[str, str]]:
-    epoch = s.controller.epoch
+def _state_change_log(s: ClusterState, prev: ClusterState, former: bool = False) -> list[dict[str, str]]:
+    """The step's state-change.log lines, under the epoch of the controller that made them (the former
+    controller's, when it is the one at work)."""
+    c0, c1 = (prev.zombie, s.zombie or prev.zombie) if former else (prev.controller, s.controller)
+    assert c0 is not None and c1 is not None
+    epoch = c1.epoch
     lines = []
-    before, after = dict(prev.controller.partition_states), dict(s.controller.partition_states)
+    before, after = dict(c0.partition_states), dict(c1.partition_states)
     for tp in sorted(set(before) | set(after)):
         old = before[tp].name if tp in before else "NonExistentPartition"
         new = after[tp].name if tp in after else "NonExistentPartition"

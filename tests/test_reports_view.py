@@ -58,3 +58,14 @@ def test_views_are_plain_json_with_summary_tables(stale: Trace) -> None:
     assert (row["key"], row["cells"]["replicas"], row["cells"]["isr"]) == ("t-0", [0, 1], [0, 1])
     assert [lane["id"] for lane in stale.initial_view["lanes"]] == ["admin", "controller", "ZooKeeper", "broker 0",
                                                                    "broker 1", "broker 2"]
+
+
+def test_the_former_controllers_state_changes_carry_its_own_epoch() -> None:
+    """In kafka-6082 the former controller (epoch 1) creates t-0's replicas after a controller of epoch 2 was
+    elected: the step's state-change.log lines carry epoch 1, the epoch of the controller that made them."""
+    model = compose.model_for(compose.resolve_scenario("kafka-6082"))
+    [violation] = run_bfs(model).violations
+    last = replay(model, violation).steps[-1].view
+    assert last["actor"] == "former controller"
+    changes = [entry["line"] for entry in last["log"] if entry["logger"] == "state-change.log"]
+    assert changes and all(line.startswith("[Controller epoch=1] ") for line in changes)
