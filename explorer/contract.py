@@ -15,6 +15,15 @@ prev=None, action=None)`` returns a :data:`StateView`, the state as JSON-native 
 shape that renderers draw without knowing the model (tables of cells, lanes and the messages
 between them, log lines), and, given the previous state and the action, what the step did. A
 model without it gets :func:`explorer.replay.view_of`'s default: the action's description only.
+
+A second optional method serves symmetry reduction (``kmc explore --symmetry``):
+``canonical_encode(state) -> bytes`` returns the canonical bytes of the state's orbit under the
+model's symmetry group (equal for two states exactly when a symmetry maps one to the other; the
+Kafka model takes the least ``encode`` over its broker permutations), and ``decode`` of them is a
+state of that orbit. The group must be sound: a symmetry maps initial states to initial states,
+transitions to transitions and leaves every property's verdict unchanged. :mod:`explorer.symmetry`
+wraps such a model so that the engines fingerprint orbits, and rebuilds the findings as traces of
+the model itself; a model without the method is explored without reduction.
 """
 
 from __future__ import annotations

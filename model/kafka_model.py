@@ -24,6 +24,7 @@ The initial state is a running cluster: every broker registered and alive, the c
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import attrs
@@ -47,6 +48,7 @@ from model.cluster import (
 )
 from model.context import Step
 from model.scenario import Scenario, Topic
+from model.symmetry import BrokerSymmetry
 
 
 @attrs.frozen
@@ -247,6 +249,16 @@ class KafkaControllerModel:
 
     def decode(self, data: bytes) -> ClusterState:
         return self.codec.decode(data)
+
+    def canonical_encode(self, state: ClusterState) -> bytes:
+        """The optional contract method behind ``--symmetry``: the least encoding of the state's orbit
+        under the scenario's interchangeable brokers (:mod:`model.symmetry`)."""
+        return self.symmetry.canonical_encode(state, self.codec.encode)
+
+    @functools.cached_property
+    def symmetry(self) -> BrokerSymmetry:
+        """The scenario's broker symmetry group (worked out on first use)."""
+        return BrokerSymmetry.of(self.scenario)
 
     def action_name(self, action: Action) -> str:
         return f"{action.kind}+{action.isr_race}" if action.isr_race else action.kind

@@ -1,0 +1,230 @@
+"""Broker symmetry of a scenario: which broker ids are interchangeable, and a state's canonical bytes.
+
+``kmc explore --symmetry`` explores one state per orbit of the scenario's broker symmetry group:
+the explorers fingerprint :meth:`BrokerSymmetry.canonical_encode` (the least encoding over every
+permutation of the group) instead of the plain encoding (:mod:`explorer.symmetry`). This module
+is the Kafka half: the group, and a state with its broker ids renamed.
+
+The group. A permutation of broker ids is a symmetry of a scenario when renaming the ids of a
+state and then stepping gives the same states as stepping by the renamed action and then
+renaming, and the initial state maps to itself. It is if every scenario parameter maps to itself:
+
+* racks: a broker keeps its rack (``AdminUtils`` places replicas by rack, and the ``rack_spread``
+  property counts racks);
+* topic placements: every topic's replicas, and a re-created topic's, are *ordered* lists per
+  partition (the head is the preferred replica, ``PartitionLeaderElectionAlgorithms`` walks them in
+  order), so a list maps to itself only if each broker in it stays where it is: a broker named in
+  a placement is pinned. That holds for topics Kafka's own assignment placed too: the scenario
+  resolves ``assignReplicasToBrokers`` when it is loaded, and its result names brokers;
+* reassignments: the target replica lists of ``[[reassignments]]`` are ordered lists: pinned too;
+* added partitions: ``kafka-topics --alter --partitions`` runs ``AdminZkClient.addPartitions`` over
+  the registered brokers *sorted by id* (``getBrokerMetadatas``, 2.3) while the model runs, so
+  which broker gets a new replica depends on the ids' order: a scenario with a topic that gains
+  partitions pins every broker;
+* roles: the model's controller runs on no broker (``kmc``'s controller host does not fail with a
+  broker, see :mod:`model.cluster`), and bounds and budgets are cluster-wide counters, never per
+  broker, so brokers have no other role to tell them apart.
+
+So the interchangeable classes are the brokers that no placement, reassignment or added partition
+pins, grouped by rack; the group is the product of the symmetric groups of the classes. Many
+shipped scenarios name every broker in a placement (three brokers, replication factor two or three
+over a few partitions), and the reduction saves nothing there: ``kmc scenarios``' scenarios with a
+class are listed by ``python bench/symmetry.py``.
+
+Renaming a state. A broker id occurs in ZooKeeper (registrations, assignments, partition-state
+znodes, the reassignment znode, log-dir notifications), in the controller's context and its
+events (of the active controller and of a former one still processing events), in each broker's
+view (its id, partitions, metadata cache), in the channels (keyed by broker, and in the requests),
+and in kmc's history; every one is renamed. Containers that the model keeps sorted by broker id
+(the brokers, the channels, live-broker sets, replica states keyed by replica...) are sorted again,
+so the renamed state is the value the renamed run would have built; ordered lists (replicas,
+ISRs, event and request queues) keep their order. The step's log is not part of a state's
+identity and is left as it is. ``tests/test_symmetry.py`` checks that renaming commutes with
+``next_state`` over every reachable state of small scenarios.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator, Mapping, Sequence
+
+import attrs
+
+from model.cluster import (
+    BrokerState,
+    ClusterState,
+    ControllerEvent,
+    ControllerState,
+    HostedPartition,
+    LeaderAndIsr,
+    MetadataPartitionState,
+    PartitionLeaderState,
+    Request,
+    ZkState,
+)
+from model.scenario import Scenario
+
+Renaming = Mapping[int, int]
+
+
+def pinned_brokers(scenario: Scenario) -> frozenset[int]:
+    """The brokers a scenario tells apart by id (see the module docstring)."""
+    every = frozenset(b.id for b in scenario.brokers)
+    if any(t.add_partitions for t in scenario.topics):
+        return every
+    named: set[int] = set()
+    for t in scenario.topics:
+        for reps in (*t.replicas, *t.recreated_replicas):
+            named.update(reps)
+    for command in scenario.reassignments:
+        for _, reps in command.targets:
+            named.update(reps)
+    return frozenset(named & every)
+
+
+def interchangeable_classes(scenario: Scenario) -> tuple[tuple[int, ...], ...]:
+    """The classes of two or more interchangeable brokers: unpinned brokers grouped by rack, by least id."""
+    pinned = pinned_brokers(scenario)
+    by_rack: dict[str | None, list[int]] = {}
+    for b in sorted(scenario.brokers, key=lambda b: b.id):
+        if b.id not in pinned:
+            by_rack.setdefault(b.rack, []).append(b.id)
+    return tuple(sorted(tuple(ids) for ids in by_rack.values() if len(ids) > 1))
+
+
+def renamings(classes: Sequence[Sequence[int]]) -> tuple[dict[int, int], ...]:
+    """Every permutation of the group the classes generate but the identity, as ``{id: new id}``."""
+    per_class = [[dict(zip(ids, image, strict=True)) for image in itertools.permutations(ids)] for ids in classes]
+    out: list[dict[int, int]] = []
+    for parts in itertools.product(*per_class):
+        mapping = {b: image for part in parts for b, image in part.items() if b != image}
+        if mapping:
+            out.append(mapping)
+    return tuple(out)
+
+
+@attrs.frozen
+class BrokerSymmetry:
+    """A scenario's broker symmetry group and the canonical encoding under it."""
+
+    classes: tuple[tuple[int, ...], ...]
+    permutations: tuple[dict[int, int], ...] = attrs.field(eq=False, repr=False)
+
+    @classmethod
+    def of(cls, scenario: Scenario) -> BrokerSymmetry:
+        classes = interchangeable_classes(scenario)
+        return cls(classes, renamings(classes))
+
+    @property
+    def order(self) -> int:
+        """How many permutations the group has (the identity included)."""
+        return len(self.permutations) + 1
+
+    def canonical_encode(self, state: ClusterState, encode: Callable[[ClusterState], bytes]) -> bytes:
+        """The least of ``encode`` over the state's orbit: equal for two states iff one renames to the other."""
+        best = encode(state)
+        for mapping in self.permutations:
+            data = encode(rename_state(state, mapping))
+            if data < best:
+                best = data
+        return best
+
+    def orbit(self, state: ClusterState) -> Iterator[ClusterState]:
+        """The state renamed by every permutation of the group but the identity."""
+        for mapping in self.permutations:
+            yield rename_state(state, mapping)
+
+
+# ---- renaming a state --------------------------------------------------------------------------
+
+
+def _ids(ids: tuple[int, ...], m: Renaming) -> tuple[int, ...]:
+    return tuple(m.get(b, b) for b in ids)
+
+
+def _lai(lai: LeaderAndIsr, m: Renaming) -> LeaderAndIsr:
+    return attrs.evolve(lai, leader=m.get(lai.leader, lai.leader), isr=_ids(lai.isr, m))
+
+
+def _by_partition_ids(
+    items: tuple[tuple[tuple[str, int], tuple[int, ...]], ...], m: Renaming
+) -> tuple[tuple[tuple[str, int], tuple[int, ...]], ...]:
+    return tuple((tp, _ids(reps, m)) for tp, reps in items)
+
+
+def _event(e: ControllerEvent, m: Renaming) -> ControllerEvent:
+    return e if e.broker < 0 else attrs.evolve(e, broker=m.get(e.broker, e.broker))
+
+
+def _controller(c: ControllerState, m: Renaming) -> ControllerState:
+    return attrs.evolve(
+        c,
+        live_brokers=tuple(sorted((m.get(b, b), e) for b, e in c.live_brokers)),
+        assignments=_by_partition_ids(c.assignments, m),
+        leadership=tuple((tp, _lai(lai, m)) for tp, lai in c.leadership),
+        replica_states=tuple(sorted(((t, p, m.get(b, b)), st) for (t, p, b), st in c.replica_states)),
+        events=tuple(_event(e, m) for e in c.events),
+        partitions_being_reassigned=_by_partition_ids(c.partitions_being_reassigned, m),
+        shutting_down_brokers=tuple(sorted(_ids(c.shutting_down_brokers, m))),
+        replicas_on_offline_dirs=tuple(sorted((m.get(b, b), tp) for b, tp in c.replicas_on_offline_dirs)),
+    )
+
+
+def _zk(zk: ZkState, m: Renaming) -> ZkState:
+    return attrs.evolve(
+        zk,
+        brokers=tuple(sorted((m.get(b, b), e) for b, e in zk.brokers)),
+        topics=tuple((name, tuple(_ids(reps, m) for reps in parts)) for name, parts in zk.topics),
+        partitions=tuple((tp, _lai(lai, m)) for tp, lai in zk.partitions),
+        reassign_partitions=_by_partition_ids(zk.reassign_partitions, m),
+        log_dir_event_notifications=tuple(sorted(_ids(zk.log_dir_event_notifications, m))),
+    )
+
+
+def _metadata(s: MetadataPartitionState, m: Renaming) -> MetadataPartitionState:
+    return attrs.evolve(s, leader=m.get(s.leader, s.leader))
+
+
+def _hosted(h: HostedPartition, m: Renaming) -> HostedPartition:
+    return attrs.evolve(h, leader=m.get(h.leader, h.leader), isr=_ids(h.isr, m), replicas=_ids(h.replicas, m))
+
+
+def _broker(b: BrokerState, m: Renaming) -> BrokerState:
+    return attrs.evolve(
+        b,
+        id=m.get(b.id, b.id),
+        partitions=tuple(_hosted(h, m) for h in b.partitions),
+        metadata_live_brokers=tuple(sorted(_ids(b.metadata_live_brokers, m))),
+        metadata_partitions=tuple(_metadata(s, m) for s in b.metadata_partitions),
+    )
+
+
+def _leader_state(s: PartitionLeaderState, m: Renaming) -> PartitionLeaderState:
+    return attrs.evolve(s, leader=m.get(s.leader, s.leader), isr=_ids(s.isr, m), replicas=_ids(s.replicas, m))
+
+
+def _request(r: Request, m: Renaming) -> Request:
+    return attrs.evolve(
+        r,
+        leader_states=tuple(_leader_state(s, m) for s in r.leader_states),
+        live_brokers=tuple(sorted(_ids(r.live_brokers, m))),
+        metadata_states=tuple(_metadata(s, m) for s in r.metadata_states),
+    )
+
+
+def rename_state(state: ClusterState, m: Renaming) -> ClusterState:
+    """``state`` with every broker id ``b`` replaced by ``m.get(b, b)`` (a permutation of ids)."""
+    return attrs.evolve(
+        state,
+        zk=_zk(state.zk, m),
+        controller=_controller(state.controller, m),
+        brokers=tuple(sorted((_broker(b, m) for b in state.brokers), key=lambda b: b.id)),
+        channels=tuple(sorted((m.get(b, b), tuple(_request(r, m) for r in queue)) for b, queue in state.channels)),
+        history=attrs.evolve(state.history,
+                             stray_logs=tuple(sorted((m.get(b, b), tp) for b, tp in state.history.stray_logs))),
+        zombie=None if state.zombie is None else _controller(state.zombie, m),
+        standby_reassignments=_by_partition_ids(state.standby_reassignments, m),
+    )
+
+
+__all__ = ["BrokerSymmetry", "interchangeable_classes", "pinned_brokers", "rename_state", "renamings"]
