@@ -8,6 +8,12 @@ creates and locks a run directory (:mod:`kmc.common`) holding a copy of the scen
 ``--resume RUN_DIR`` continues a run with either engine: the scenario is read from the copy kept
 in the run directory (a SCENARIO given as well must be the same one), the engine from
 ``run.json``; the engine then checks its own files before it trusts them.
+
+``--symmetry`` explores one state per orbit of the scenario's interchangeable brokers
+(:mod:`model.symmetry` says which brokers are, :mod:`explorer.symmetry` how the engines use it);
+the discoveries are rebuilt as traces of the unreduced model before the reports. Such a run is not
+checkpointed and cannot be resumed: its stored findings are paths of orbits, which the engines'
+resume does not replay.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from kmc.common import (
     write_atomically,
 )
 from kmc.outputs import finish_run, scenario_facts
+from model.kafka_model import KafkaControllerModel
 from model.scenario import Scenario, ScenarioError, load_scenario
 
 ENGINES = ("spark", "local")
@@ -138,6 +145,11 @@ class _Resumed:
               metavar="SECONDS",
               help="Spark engine: a level the driver would expand in under SECONDS (its measured rate times the "
                    "frontier) is expanded there, without a Spark job (default 8; 0: every level is a Spark job).")
+@click.option("--symmetry", is_flag=True,
+              help="Explore one state per orbit of the brokers the scenario makes interchangeable (same rack, named "
+                   "by no topic placement or reassignment, no topic gaining partitions); counterexamples are "
+                   "replayed on the unreduced model. Many shipped scenarios name every broker in a placement: the "
+                   "reduction then saves nothing. Not resumable.")
 @click.option("--print-spark-submit", is_flag=True,
               help="Print the equivalent spark-submit command line (YARN, Kubernetes) and exit; its files go "
                    "under --out.")
@@ -146,7 +158,7 @@ def explore(interrupts: Interrupts | None, scenario: str | None, engine: str | N
             conf: tuple[str, ...], out: Path, resume: Path | None, fmt: str, max_depth: int | None,
             max_states: int | None, time_limit: str | None, max_memory: str | None, checkpoint_every: str | None,
             fingerprint_bits: str, difftrace: bool, no_progress: bool, spark_ui: bool,
-            driver_level_seconds: float | None, print_spark_submit: bool) -> None:
+            driver_level_seconds: float | None, symmetry: bool, print_spark_submit: bool) -> None:
     try:
         spark_conf = parse_conf(conf)
         limit_seconds = parse_duration("--time-limit", time_limit)
@@ -163,6 +175,8 @@ def explore(interrupts: Interrupts | None, scenario: str | None, engine: str | N
         if engine == "local" and driver_level_seconds is not None:
             raise UsageProblem("--driver-level-seconds applies to --engine spark (the local engine expands every "
                                "level in process); drop it or use spark.")
+        if symmetry and print_spark_submit:
+            raise UsageProblem("--symmetry is not passed on to --print-spark-submit's command; drop one of them.")
         model = compose.model_for(sc)
     except (ScenarioError, UsageProblem, ResumeError) as e:
         fail(str(e))
@@ -185,21 +199,24 @@ def explore(interrupts: Interrupts | None, scenario: str | None, engine: str | N
         fail(str(e))
     try:
         if resumed is None:
-            _keep_scenario(run_dir, sc, engine)
-        resume_command = _resume_command(run_dir)
+            _keep_scenario(run_dir, sc, engine, symmetry=symmetry)
+        resume_command = None if symmetry else _resume_command(run_dir)
         interrupts = interrupts or Interrupts()
         started = time.time()
         # A signal during the search stops it at a safe point; during the reports it waits for them.
-        with defects_reported_in(run_dir), interrupts.deferred(resume_command) as stop:
+        with defects_reported_in(run_dir), interrupts.deferred(resume_command or "") as stop:
             limits = Limits(time_limit=limit_seconds, stop=stop,
                             max_memory=(memory_bytes or default_memory_budget()) if engine == "local" else None)
             result = _run(engine, sc, model, run_dir, master, spark_conf, resumed is not None, max_depth,
-                          max_states, spark_ui, limits, every, bits, not no_progress, driver_level_seconds)
-            result = attrs.evolve(result, bounds={**result.bounds, **_scenario_bounds(sc)})
+                          max_states, spark_ui, limits, every, bits, not no_progress, driver_level_seconds,
+                          symmetry=symmetry)
+            symmetry_bounds = {"symmetry": _symmetry_summary(model)} if symmetry else {}
+            result = attrs.evolve(result, bounds={**result.bounds, **_scenario_bounds(sc), **symmetry_bounds})
             extra = {
                 "scenario": scenario_facts(sc),
                 "master": result.details.get("master") if engine == "spark" else None,
                 "run_dir": str(run_dir),
+                **({"symmetry": _symmetry_facts(model)} if symmetry else {}),
             }
             finish_run(model, result, run_dir, extra, fmt, started, difftrace=difftrace,
                        resume_command=resume_command)
@@ -250,6 +267,9 @@ def _resumed_run(run_dir: Path, scenario: str | None, engine: str | None) -> _Re
     except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError) as e:
         raise UsageProblem(f"{shown_path(run_file)} is corrupt or unreadable ({type(e).__name__}); the run cannot "
                            "be resumed, start a new one.") from None
+    if facts.get("symmetry"):
+        raise UsageProblem(f"{where} was explored with --symmetry, and such a run cannot be resumed; start a new "
+                           "run.")
     if engine is not None and engine != recorded_engine:
         raise UsageProblem(f"{where} holds a {recorded_engine} run; resume it with --engine {recorded_engine} "
                            "(or without --engine).")
@@ -272,13 +292,15 @@ def _resumed_run(run_dir: Path, scenario: str | None, engine: str | None) -> _Re
     return _Resumed(run_dir, kept, recorded_engine)
 
 
-def _keep_scenario(run_dir: Path, sc: Scenario, engine: str) -> None:
+def _keep_scenario(run_dir: Path, sc: Scenario, engine: str, *, symmetry: bool = False) -> None:
     """What ``--resume`` reads back: the scenario's text and the facts that identify the run."""
     from reports.json_report import kmc_version
 
     write_atomically(run_dir / SCENARIO_COPY, sc.source)
-    facts = {"kmc_version": kmc_version(), "engine": engine, "scenario": {"name": sc.name, "digest": sc.digest,
-                                                                          "file": SCENARIO_COPY}}
+    facts: dict[str, Any] = {"kmc_version": kmc_version(), "engine": engine,
+                             "scenario": {"name": sc.name, "digest": sc.digest, "file": SCENARIO_COPY}}
+    if symmetry:
+        facts["symmetry"] = True
     write_atomically(run_dir / RUN_FILE, json.dumps(facts, indent=2) + "\n")
 
 
@@ -291,10 +313,43 @@ def _scenario_bounds(sc: Scenario) -> dict[str, Any]:
     return {f"scenario.{key}": value for key, value in attrs.asdict(sc.bounds).items()}
 
 
+def _symmetry_facts(model: KafkaControllerModel) -> dict[str, Any]:
+    """What a run's files say about its symmetry reduction: the classes of interchangeable brokers."""
+    group = model.symmetry
+    return {"enabled": True, "classes": [list(c) for c in group.classes], "group_order": group.order}
+
+
+def _symmetry_summary(model: KafkaControllerModel) -> str:
+    """The reduction in one line, as the reports list it among the bounds."""
+    classes = model.symmetry.classes
+    if not classes:
+        return "on; no interchangeable brokers (every broker is pinned), nothing reduced"
+    return "on; interchangeable brokers " + ", ".join("{" + ", ".join(map(str, c)) + "}" for c in classes)
+
+
 def _run(engine: str, sc: Scenario, model: Any, run_dir: Path, master: str | None, conf: Mapping[str, str],
          resume: bool, max_depth: int | None, max_states: int | None, spark_ui: bool, limits: Limits,
          checkpoint_every: float | None, bits: int, live_progress: bool,
-         driver_level_seconds: float | None = None) -> ExplorationResult:
+         driver_level_seconds: float | None = None, *, symmetry: bool = False) -> ExplorationResult:
+    """The search with the chosen engine; with ``symmetry``, over orbits, its discoveries rebuilt on ``model``."""
+    if not symmetry:
+        return _search(engine, sc, model, run_dir, master, conf, resume, max_depth, max_states, spark_ui, limits,
+                       checkpoint_every, bits, live_progress, driver_level_seconds)
+    from explorer.replay import ReplayError
+    from explorer.symmetry import Reduced, concrete_result
+
+    result = _search(engine, sc, Reduced(model), run_dir, master, conf, False, max_depth, max_states, spark_ui,
+                     limits, checkpoint_every, bits, live_progress, driver_level_seconds, symmetry=True)
+    try:
+        return concrete_result(model, result)
+    except ReplayError as e:  # a defect of the model's symmetry group, not of the input
+        raise AssertionError(f"a --symmetry finding does not replay on the unreduced model: {e}") from e
+
+
+def _search(engine: str, sc: Scenario, model: Any, run_dir: Path, master: str | None, conf: Mapping[str, str],
+            resume: bool, max_depth: int | None, max_states: int | None, spark_ui: bool, limits: Limits,
+            checkpoint_every: float | None, bits: int, live_progress: bool,
+            driver_level_seconds: float | None = None, *, symmetry: bool = False) -> ExplorationResult:
     from reports.json_report import kmc_version
 
     # A run killed before its engine wrote anything is started again in the same directory.
@@ -304,7 +359,7 @@ def _run(engine: str, sc: Scenario, model: Any, run_dir: Path, master: str | Non
             from explorer.bfs import BfsOptions, Checkpointing, run_bfs
             from explorer.progress import RichProgress, progress_for
 
-            checkpointing = Checkpointing(
+            checkpointing = None if symmetry else Checkpointing(
                 run_dir, every_seconds=DEFAULT_CHECKPOINT_SECONDS if checkpoint_every is None else checkpoint_every,
                 resume=resume, scenario_hash=sc.digest, kmc_version=kmc_version())
             progress = progress_for(live=live_progress)
@@ -324,7 +379,12 @@ def _run(engine: str, sc: Scenario, model: Any, run_dir: Path, master: str | Non
                                   scenario_hash=sc.digest, kmc_version=kmc_version(), ui=spark_ui, limits=limits,
                                   driver_seconds=(DEFAULT_DRIVER_SECONDS if driver_level_seconds is None
                                                   else driver_level_seconds))
-        return run_spark_bfs(compose.factory_for(sc), options)
+        factory = compose.factory_for(sc)
+        if symmetry:
+            from explorer.symmetry import reduced_factory
+
+            factory = reduced_factory(factory)
+        return run_spark_bfs(factory, options)
     except ResumeError as e:
         fail(str(e))
 
