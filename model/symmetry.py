@@ -26,10 +26,11 @@ renaming, and the initial state maps to itself. It is if every scenario paramete
   broker, so brokers have no other role to tell them apart.
 
 So the interchangeable classes are the brokers that no placement, reassignment or added partition
-pins, grouped by rack; the group is the product of the symmetric groups of the classes. Many
-shipped scenarios name every broker in a placement (three brokers, replication factor two or three
-over a few partitions), and the reduction saves nothing there: ``kmc scenarios``' scenarios with a
-class are listed by ``python bench/symmetry.py``.
+pins, grouped by rack; the group is the product of the symmetric groups of the classes. Every
+scenario shipped today names all its brokers in a placement (two to four brokers, replication
+factor two or three over a few partitions: 37 scenarios, and the two of ``bench/scenarios``), so the
+reduction saves nothing on them; it does on clusters with spare brokers, such as
+``tests/scenarios/spare-brokers.toml`` (``python bench/symmetry.py`` prints the figures).
 
 Renaming a state. A broker id occurs in ZooKeeper (registrations, assignments, partition-state
 znodes, the reassignment znode, log-dir notifications), in the controller's context and its
@@ -47,6 +48,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 import attrs
 
@@ -60,6 +62,7 @@ from model.cluster import (
     MetadataPartitionState,
     PartitionLeaderState,
     Request,
+    TopicPartition,
     ZkState,
 )
 from model.scenario import Scenario
@@ -136,56 +139,93 @@ class BrokerSymmetry:
 
 
 # ---- renaming a state --------------------------------------------------------------------------
+# Each helper returns its argument itself when no id in it is renamed: most of a state (partitions
+# on pinned brokers) does not change, and rebuilding it was most of the cost of a canonical encoding.
 
 
 def _ids(ids: tuple[int, ...], m: Renaming) -> tuple[int, ...]:
+    if m.keys().isdisjoint(ids):
+        return ids
     return tuple(m.get(b, b) for b in ids)
 
 
+def _sorted_ids(ids: tuple[int, ...], m: Renaming) -> tuple[int, ...]:
+    if m.keys().isdisjoint(ids):
+        return ids
+    return tuple(sorted(m.get(b, b) for b in ids))
+
+
+def _keyed_by_broker(items: tuple[tuple[int, Any], ...], m: Renaming) -> tuple[tuple[int, Any], ...]:
+    """Pairs (broker, value) sorted by broker, renamed and sorted again."""
+    if not any(b in m for b, _ in items):
+        return items
+    return tuple(sorted(((m.get(b, b), v) for b, v in items), key=lambda item: item[0]))
+
+
 def _lai(lai: LeaderAndIsr, m: Renaming) -> LeaderAndIsr:
+    if lai.leader not in m and m.keys().isdisjoint(lai.isr):
+        return lai
     return attrs.evolve(lai, leader=m.get(lai.leader, lai.leader), isr=_ids(lai.isr, m))
 
 
-def _by_partition_ids(
-    items: tuple[tuple[tuple[str, int], tuple[int, ...]], ...], m: Renaming
-) -> tuple[tuple[tuple[str, int], tuple[int, ...]], ...]:
+def _leaderships(items: tuple[tuple[TopicPartition, LeaderAndIsr], ...],
+                 m: Renaming) -> tuple[tuple[TopicPartition, LeaderAndIsr], ...]:
+    renamed = tuple((tp, _lai(lai, m)) for tp, lai in items)
+    return items if all(a[1] is b[1] for a, b in zip(items, renamed, strict=True)) else renamed
+
+
+def _by_partition_ids(items: tuple[tuple[TopicPartition, tuple[int, ...]], ...],
+                      m: Renaming) -> tuple[tuple[TopicPartition, tuple[int, ...]], ...]:
+    if all(m.keys().isdisjoint(reps) for _, reps in items):
+        return items
     return tuple((tp, _ids(reps, m)) for tp, reps in items)
 
 
 def _event(e: ControllerEvent, m: Renaming) -> ControllerEvent:
-    return e if e.broker < 0 else attrs.evolve(e, broker=m.get(e.broker, e.broker))
+    return attrs.evolve(e, broker=m[e.broker]) if e.broker in m else e
 
 
 def _controller(c: ControllerState, m: Renaming) -> ControllerState:
+    replica_states = c.replica_states
+    if any(r[2] in m for r, _ in replica_states):
+        replica_states = tuple(sorted((((t, p, m.get(b, b)), st) for (t, p, b), st in replica_states),
+                                      key=lambda item: item[0]))
     return attrs.evolve(
         c,
-        live_brokers=tuple(sorted((m.get(b, b), e) for b, e in c.live_brokers)),
+        live_brokers=_keyed_by_broker(c.live_brokers, m),
         assignments=_by_partition_ids(c.assignments, m),
-        leadership=tuple((tp, _lai(lai, m)) for tp, lai in c.leadership),
-        replica_states=tuple(sorted(((t, p, m.get(b, b)), st) for (t, p, b), st in c.replica_states)),
+        leadership=_leaderships(c.leadership, m),
+        replica_states=replica_states,
         events=tuple(_event(e, m) for e in c.events),
         partitions_being_reassigned=_by_partition_ids(c.partitions_being_reassigned, m),
-        shutting_down_brokers=tuple(sorted(_ids(c.shutting_down_brokers, m))),
-        replicas_on_offline_dirs=tuple(sorted((m.get(b, b), tp) for b, tp in c.replicas_on_offline_dirs)),
+        shutting_down_brokers=_sorted_ids(c.shutting_down_brokers, m),
+        replicas_on_offline_dirs=_keyed_by_broker(c.replicas_on_offline_dirs, m),
     )
 
 
 def _zk(zk: ZkState, m: Renaming) -> ZkState:
+    topics = zk.topics
+    if not all(m.keys().isdisjoint(reps) for _, parts in topics for reps in parts):
+        topics = tuple((name, tuple(_ids(reps, m) for reps in parts)) for name, parts in topics)
     return attrs.evolve(
         zk,
-        brokers=tuple(sorted((m.get(b, b), e) for b, e in zk.brokers)),
-        topics=tuple((name, tuple(_ids(reps, m) for reps in parts)) for name, parts in zk.topics),
-        partitions=tuple((tp, _lai(lai, m)) for tp, lai in zk.partitions),
+        brokers=_keyed_by_broker(zk.brokers, m),
+        topics=topics,
+        partitions=_leaderships(zk.partitions, m),
         reassign_partitions=_by_partition_ids(zk.reassign_partitions, m),
-        log_dir_event_notifications=tuple(sorted(_ids(zk.log_dir_event_notifications, m))),
+        log_dir_event_notifications=_sorted_ids(zk.log_dir_event_notifications, m),
     )
 
 
-def _metadata(s: MetadataPartitionState, m: Renaming) -> MetadataPartitionState:
-    return attrs.evolve(s, leader=m.get(s.leader, s.leader))
+def _metadata(states: tuple[MetadataPartitionState, ...], m: Renaming) -> tuple[MetadataPartitionState, ...]:
+    if not any(s.leader in m for s in states):
+        return states
+    return tuple(attrs.evolve(s, leader=m[s.leader]) if s.leader in m else s for s in states)
 
 
 def _hosted(h: HostedPartition, m: Renaming) -> HostedPartition:
+    if h.leader not in m and m.keys().isdisjoint(h.isr) and m.keys().isdisjoint(h.replicas):
+        return h
     return attrs.evolve(h, leader=m.get(h.leader, h.leader), isr=_ids(h.isr, m), replicas=_ids(h.replicas, m))
 
 
@@ -194,12 +234,14 @@ def _broker(b: BrokerState, m: Renaming) -> BrokerState:
         b,
         id=m.get(b.id, b.id),
         partitions=tuple(_hosted(h, m) for h in b.partitions),
-        metadata_live_brokers=tuple(sorted(_ids(b.metadata_live_brokers, m))),
-        metadata_partitions=tuple(_metadata(s, m) for s in b.metadata_partitions),
+        metadata_live_brokers=_sorted_ids(b.metadata_live_brokers, m),
+        metadata_partitions=_metadata(b.metadata_partitions, m),
     )
 
 
 def _leader_state(s: PartitionLeaderState, m: Renaming) -> PartitionLeaderState:
+    if s.leader not in m and m.keys().isdisjoint(s.isr) and m.keys().isdisjoint(s.replicas):
+        return s
     return attrs.evolve(s, leader=m.get(s.leader, s.leader), isr=_ids(s.isr, m), replicas=_ids(s.replicas, m))
 
 
@@ -207,21 +249,23 @@ def _request(r: Request, m: Renaming) -> Request:
     return attrs.evolve(
         r,
         leader_states=tuple(_leader_state(s, m) for s in r.leader_states),
-        live_brokers=tuple(sorted(_ids(r.live_brokers, m))),
-        metadata_states=tuple(_metadata(s, m) for s in r.metadata_states),
+        live_brokers=_sorted_ids(r.live_brokers, m),
+        metadata_states=_metadata(r.metadata_states, m),
     )
 
 
 def rename_state(state: ClusterState, m: Renaming) -> ClusterState:
     """``state`` with every broker id ``b`` replaced by ``m.get(b, b)`` (a permutation of ids)."""
+    history = state.history
+    if any(b in m for b, _ in history.stray_logs):
+        history = attrs.evolve(history, stray_logs=tuple(sorted((m.get(b, b), tp) for b, tp in history.stray_logs)))
     return attrs.evolve(
         state,
         zk=_zk(state.zk, m),
         controller=_controller(state.controller, m),
         brokers=tuple(sorted((_broker(b, m) for b in state.brokers), key=lambda b: b.id)),
-        channels=tuple(sorted((m.get(b, b), tuple(_request(r, m) for r in queue)) for b, queue in state.channels)),
-        history=attrs.evolve(state.history,
-                             stray_logs=tuple(sorted((m.get(b, b), tp) for b, tp in state.history.stray_logs))),
+        channels=_keyed_by_broker(tuple((b, tuple(_request(r, m) for r in queue)) for b, queue in state.channels), m),
+        history=history,
         zombie=None if state.zombie is None else _controller(state.zombie, m),
         standby_reassignments=_by_partition_ids(state.standby_reassignments, m),
     )
