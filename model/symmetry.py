@@ -124,18 +124,60 @@ class BrokerSymmetry:
         return len(self.permutations) + 1
 
     def canonical_encode(self, state: ClusterState, encode: Callable[[ClusterState], bytes]) -> bytes:
-        """The least of ``encode`` over the state's orbit: equal for two states iff one renames to the other."""
-        best = encode(state)
-        for mapping in self.permutations:
-            data = encode(rename_state(state, mapping))
-            if data < best:
+        """The orbit's canonical bytes: equal for two states iff a permutation of the group renames one to
+        the other. The least ``encode`` of the state renamed by each permutation that lists the class's
+        brokers in the order of their :func:`broker_signature` (all orders of brokers whose signatures tie).
+
+        That set of renamed states is the same for every state of an orbit (a signature does not change
+        when ids are renamed), so its least encoding is canonical; it spares the renamings that would
+        order brokers against their signatures, most of them when the brokers of a class differ."""
+        if not self.classes:
+            return encode(state)
+        best: bytes | None = None
+        for mapping in self._candidates(state):
+            data = encode(rename_state(state, mapping) if mapping else state)
+            if best is None or data < best:
                 best = data
+        assert best is not None
         return best
+
+    def _candidates(self, state: ClusterState) -> Iterator[dict[int, int]]:
+        """The renamings :meth:`canonical_encode` compares (the empty one: the identity)."""
+        per_class = []
+        for ids in self.classes:
+            signatures = {b: broker_signature(state, b) for b in ids}
+            ranked = sorted(ids, key=signatures.__getitem__)
+            choices: list[list[dict[int, int]]] = []
+            start = 0
+            while start < len(ranked):
+                end = start + 1
+                while end < len(ranked) and signatures[ranked[end]] == signatures[ranked[start]]:
+                    end += 1
+                tied, targets = ranked[start:end], ids[start:end]  # ids are sorted
+                choices.append([dict(zip(tied, image, strict=True)) for image in itertools.permutations(targets)])
+                start = end
+            per_class.extend(choices)
+        for parts in itertools.product(*per_class):
+            yield {b: image for part in parts for b, image in part.items() if b != image}
 
     def orbit(self, state: ClusterState) -> Iterator[ClusterState]:
         """The state renamed by every permutation of the group but the identity."""
         for mapping in self.permutations:
             yield rename_state(state, mapping)
+
+
+def broker_signature(state: ClusterState, broker: int) -> tuple[Any, ...]:
+    """What the state says of one broker, with no broker id in it: equal for ``b`` in ``s`` and for the
+    renamed ``b`` in the renamed ``s``, whatever the renaming (what :meth:`BrokerSymmetry.canonical_encode`
+    orders a class by). It need not tell every two brokers apart, only never tell apart renamed ones."""
+    registered = next((e for b, e in state.zk.brokers if b == broker), -1)
+    known = next((e for b, e in state.controller.live_brokers if b == broker), -1)
+    b = state.broker(broker)
+    queue = state.channel(broker)
+    return (registered, known, broker in state.controller.shutting_down_brokers, b.alive, b.epoch,
+            b.controller_epoch, b.controlled_shutdown, len(b.partitions), len(b.logs), len(b.offline_logs),
+            len(b.metadata_live_brokers), len(b.metadata_partitions),
+            tuple((r.kind, r.controller_epoch, r.broker_epoch, len(r.live_brokers)) for r in queue))
 
 
 # ---- renaming a state --------------------------------------------------------------------------
@@ -271,4 +313,5 @@ def rename_state(state: ClusterState, m: Renaming) -> ClusterState:
     )
 
 
-__all__ = ["BrokerSymmetry", "interchangeable_classes", "pinned_brokers", "rename_state", "renamings"]
+__all__ = ["BrokerSymmetry", "broker_signature", "interchangeable_classes", "pinned_brokers", "rename_state",
+           "renamings"]

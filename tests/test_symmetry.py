@@ -67,7 +67,8 @@ def test_classes_follow_racks_and_placements() -> None:
                                   "kafka-6650", "kafka-9866", "reassignment-isr-shrink-race"])
 def test_renaming_commutes_with_steps_and_verdicts(name: str) -> None:
     """Over every reachable state, renaming by each permutation of the group commutes with the enabled
-    actions and with next_state, fixes the initial state, and leaves every property's verdict as it is."""
+    actions and with next_state, fixes the initial state, leaves every property's verdict as it is and
+    the canonical encoding too."""
     model = spare_model(name)
     group = model.symmetry.permutations
     assert group, "the scenario must have interchangeable brokers"
@@ -86,6 +87,7 @@ def test_renaming_commutes_with_steps_and_verdicts(name: str) -> None:
                 renamed = rename_state(state, m)
                 assert sorted(map(repr, model.actions(renamed))) == sorted(repr(rename_action(a, m)) for a in actions)
                 assert [p.check(state) is None for p in state_props] == [p.check(renamed) is None for p in state_props]
+                assert model.canonical_encode(renamed) == model.canonical_encode(state)
             for action in actions:
                 child = model.next_state(state, action)
                 for m in group:

@@ -148,9 +148,9 @@ class _Resumed:
 @click.option("--symmetry", is_flag=True,
               help="Explore one state per orbit of the brokers the scenario makes interchangeable (same rack, named "
                    "by no topic placement or reassignment, no topic gaining partitions); counterexamples are "
-                   "replayed on the unreduced model. Every scenario shipped today names all its brokers in a placement, "
-                   "so the reduction saves nothing on them (python bench/symmetry.py shows where it does). Not "
-                   "resumable.")
+                   "replayed on the unreduced model. Every scenario shipped today names all its brokers in a "
+                   "placement, so the reduction saves nothing on them (python bench/symmetry.py shows where it "
+                   "does). Not resumable.")
 @click.option("--print-spark-submit", is_flag=True,
               help="Print the equivalent spark-submit command line (YARN, Kubernetes) and exit; its files go "
                    "under --out.")
