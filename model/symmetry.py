@@ -1,8 +1,9 @@
 """Broker symmetry of a scenario: which broker ids are interchangeable, and a state's canonical bytes.
 
 ``kmc explore --symmetry`` explores one state per orbit of the scenario's broker symmetry group:
-the explorers fingerprint :meth:`BrokerSymmetry.canonical_encode` (the least encoding over every
-permutation of the group) instead of the plain encoding (:mod:`explorer.symmetry`). This module
+the explorers fingerprint :meth:`BrokerSymmetry.canonical_encode` (the same bytes for every state
+of an orbit: the least encoding of the state renamed by the permutations that order each class by
+an id-free signature of its brokers) instead of the plain encoding (:mod:`explorer.symmetry`). This module
 is the Kafka half: the group, and a state with its broker ids renamed.
 
 The group. A permutation of broker ids is a symmetry of a scenario when renaming the ids of a
@@ -48,7 +49,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 
@@ -265,32 +266,30 @@ def _metadata(states: tuple[MetadataPartitionState, ...], m: Renaming) -> tuple[
     return tuple(attrs.evolve(s, leader=m[s.leader]) if s.leader in m else s for s in states)
 
 
-def _hosted(h: HostedPartition, m: Renaming) -> HostedPartition:
-    if h.leader not in m and m.keys().isdisjoint(h.isr) and m.keys().isdisjoint(h.replicas):
-        return h
-    return attrs.evolve(h, leader=m.get(h.leader, h.leader), isr=_ids(h.isr, m), replicas=_ids(h.replicas, m))
+_Led = TypeVar("_Led", HostedPartition, PartitionLeaderState)
+
+
+def _led(x: _Led, m: Renaming) -> _Led:
+    """A partition as its leader knows it, or as a LeaderAndIsr request carries it: leader, ISR, replicas."""
+    if x.leader not in m and m.keys().isdisjoint(x.isr) and m.keys().isdisjoint(x.replicas):
+        return x
+    return attrs.evolve(x, leader=m.get(x.leader, x.leader), isr=_ids(x.isr, m), replicas=_ids(x.replicas, m))
 
 
 def _broker(b: BrokerState, m: Renaming) -> BrokerState:
     return attrs.evolve(
         b,
         id=m.get(b.id, b.id),
-        partitions=tuple(_hosted(h, m) for h in b.partitions),
+        partitions=tuple(_led(h, m) for h in b.partitions),
         metadata_live_brokers=_sorted_ids(b.metadata_live_brokers, m),
         metadata_partitions=_metadata(b.metadata_partitions, m),
     )
 
 
-def _leader_state(s: PartitionLeaderState, m: Renaming) -> PartitionLeaderState:
-    if s.leader not in m and m.keys().isdisjoint(s.isr) and m.keys().isdisjoint(s.replicas):
-        return s
-    return attrs.evolve(s, leader=m.get(s.leader, s.leader), isr=_ids(s.isr, m), replicas=_ids(s.replicas, m))
-
-
 def _request(r: Request, m: Renaming) -> Request:
     return attrs.evolve(
         r,
-        leader_states=tuple(_leader_state(s, m) for s in r.leader_states),
+        leader_states=tuple(_led(s, m) for s in r.leader_states),
         live_brokers=_sorted_ids(r.live_brokers, m),
         metadata_states=_metadata(r.metadata_states, m),
     )
