@@ -25,6 +25,7 @@ from explorer.contract import ModelFactory, Property, PropertyKind
 from explorer.replay import ReplayError, replay, replay_states
 from explorer.results import ExplorationResult, Outcome
 from explorer.symmetry import Reduced, concrete_discovery, concrete_result, reduced_factory
+from invariants.registry import all_specs, select
 from kmc import compose
 from kmc.cli import main
 from model.kafka_model import Action, KafkaControllerModel
@@ -63,13 +64,15 @@ def test_classes_follow_racks_and_placements() -> None:
     assert all(interchangeable_classes(compose.resolve_scenario(name)) == () for name in ("default", "racks"))
 
 
-@pytest.mark.parametrize("name", [pytest.param("delete-disabled", marks=pytest.mark.slow), "controlled-shutdown",
-                                  "kafka-6650", "kafka-9866", "reassignment-isr-shrink-race"])
+@pytest.mark.parametrize("name", [pytest.param("delete-disabled", marks=pytest.mark.slow),  # a class of three
+                                  pytest.param("kafka-6650", marks=pytest.mark.slow),
+                                  "controlled-shutdown", "kafka-9866", "reassignment-isr-shrink-race"])
 def test_renaming_commutes_with_steps_and_verdicts(name: str) -> None:
     """Over every reachable state, renaming by each permutation of the group commutes with the enabled
-    actions and with next_state, fixes the initial state, leaves every property's verdict as it is and
-    the canonical encoding too."""
-    model = spare_model(name)
+    actions and with next_state, fixes the initial state, leaves the verdict of every registered property
+    as it is and the canonical encoding too."""
+    scenario = load_scenario(with_spare_brokers(name))
+    model = KafkaControllerModel(scenario, select(scenario, [spec.name for spec in all_specs()]))
     group = model.symmetry.permutations
     assert group, "the scenario must have interchangeable brokers"
     encode = model.encode
