@@ -232,7 +232,8 @@ def test_reduced_model_refuses_a_model_without_canonical_encode() -> None:
 
 
 def test_explore_symmetry_reports_its_classes(tmp_path: Path) -> None:
-    """``kmc explore --symmetry`` explores orbits, says so with its classes, and refuses to resume."""
+    """``kmc explore --symmetry`` explores orbits, says so with its classes, and its run is not resumed,
+    with or without the option."""
     result = CliRunner().invoke(main, ["explore", str(SPARE_BROKERS), "--engine", "local", "--symmetry",
                                        "--format", "json", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
@@ -242,6 +243,8 @@ def test_explore_symmetry_reports_its_classes(tmp_path: Path) -> None:
     assert document["bounds"]["symmetry"] == "on; interchangeable brokers {2, 3}"
     resumed = CliRunner().invoke(main, ["explore", "--resume", document["run_dir"]])
     assert resumed.exit_code == 2 and "cannot be resumed" in resumed.output
+    resumed = CliRunner().invoke(main, ["explore", "--resume", document["run_dir"], "--symmetry"])
+    assert resumed.exit_code == 2 and "not resumable" in resumed.output
 
 
 @pytest.mark.spark

@@ -165,6 +165,9 @@ def explore(interrupts: Interrupts | None, scenario: str | None, engine: str | N
         limit_seconds = parse_duration("--time-limit", time_limit)
         memory_bytes = parse_size("--max-memory", max_memory)
         every = parse_duration("--checkpoint-every", checkpoint_every)
+        if symmetry and resume is not None:
+            raise UsageProblem("--symmetry runs are not resumable, and a run is resumed as it was started; drop "
+                               "--symmetry (or start a new run with it).")
         resumed = _resumed_run(resume, scenario, engine) if resume is not None else None
         if resumed is not None:
             sc, engine = resumed.scenario, resumed.engine
