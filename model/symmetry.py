@@ -22,9 +22,10 @@ renaming, and the initial state maps to itself. It is if every scenario paramete
   the registered brokers *sorted by id* (``getBrokerMetadatas``, 2.3) while the model runs, so
   which broker gets a new replica depends on the ids' order: a scenario with a topic that gains
   partitions pins every broker;
-* roles: the model's controller runs on no broker (``kmc``'s controller host does not fail with a
-  broker, see :mod:`model.cluster`), and bounds and budgets are cluster-wide counters, never per
-  broker, so brokers have no other role to tell them apart.
+* roles: in Kafka the controller is one of the brokers (``KafkaController.elect``), which would make
+  it a role of its own; in the model the controller's host is none of the modelled brokers (a
+  deviation listed in :mod:`model.controller_failover`), and bounds and budgets are cluster-wide
+  counters, never per broker, so brokers have no other role to tell them apart.
 
 So the interchangeable classes are the brokers that no placement, reassignment or added partition
 pins, grouped by rack; the group is the product of the symmetric groups of the classes. Every
