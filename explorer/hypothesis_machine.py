@@ -39,6 +39,7 @@ import attrs
 from hypothesis import HealthCheck, Phase, Verbosity, note, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
+from hypothesis.control import should_note
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 from hypothesis.errors import Flaky
 from hypothesis.stateful import (
@@ -92,6 +93,7 @@ class Collector:
 
     def __init__(self) -> None:
         self.examples = 0
+        self.walks = 0
         self.steps = 0
         self.longest = 0
         self.initial_states = 0
@@ -115,6 +117,9 @@ class ModelMachine(RuleBasedStateMachine):
 
     collector: Collector | None = None
     choice: str = CHOOSE_FAMILY
+    restart: bool = False
+    #: Expansions by fingerprint, shared by the examples of one run (None: expand every state reached).
+    expansions: ExpansionCache | None = None
 
     def __init__(self) -> None:
         super().__init__()
@@ -141,6 +146,7 @@ class ModelMachine(RuleBasedStateMachine):
         state = model.init_states()[initial]
         if self.collector is not None:
             self.collector.examples += 1
+            self.collector.walks += 1
             self.collector.initial_states += 1
         self._arrive(state, fingerprint(model.encode(state)), None)
 
@@ -149,16 +155,33 @@ class ModelMachine(RuleBasedStateMachine):
         """Take one successor of the current state, drawn by index (a stutter when there is none)."""
         successors: Sequence[Successor] = self.expansion.successors
         if not successors:
+            if self.restart:
+                self._restart(data)
             return
         if self.choice == CHOOSE_FAMILY:
             families = by_family(successors)
             successors = families[_draw_index(data, len(families), "action family")]
         successor = successors[_draw_index(data, len(successors), "successor")]
         assert self.model is not None
-        note(f"step {len(self.action_indices) + 1}: "
-             f"{self.model.describe_action(self.model.actions(self.state)[successor.action_index])}")
+        if should_note():  # only the final (reported) run keeps notes: describing every step is costly
+            note(f"step {len(self.action_indices) + 1}: "
+                 f"{self.model.describe_action(self.model.actions(self.state)[successor.action_index])}")
         self.action_indices.append(successor.action_index)
         self._arrive(successor.state, successor.fingerprint, successor)
+
+    def _restart(self, data: st.DataObject) -> None:
+        """Begin a new walk from an initial state: the one before ended (no successor is left)."""
+        assert self.model is not None
+        count = len(self.model.init_states())
+        initial = _draw_index(data, count, "initial state")
+        note(f"restart from initial state {initial}")
+        self.path, self.action_indices = [], []
+        self.initial = initial
+        state = self.model.init_states()[initial]
+        if self.collector is not None:
+            self.collector.walks += 1
+            self.collector.initial_states += 1
+        self._arrive(state, fingerprint(self.model.encode(state)), None)
 
     @invariant()
     def properties_hold(self) -> None:
@@ -180,10 +203,18 @@ class ModelMachine(RuleBasedStateMachine):
         assert self.model is not None
         self.state = state
         self.path.append(fp)
-        try:
-            self.expansion = expand(self.model, state, self.properties, skip=frozenset(self.examples_found))
-        except Exception as e:
-            raise ModelCrash(self._crash_message(e)) from e
+        cache = self.expansions
+        expansion = None if cache is None else cache.get(fp)
+        if expansion is None:
+            try:
+                # A cached expansion serves every example, so it checks every property.
+                skip = frozenset() if cache is not None else frozenset(self.examples_found)
+                expansion = expand(self.model, state, self.properties, skip=skip)
+            except Exception as e:
+                raise ModelCrash(self._crash_message(e)) from e
+            if cache is not None:
+                cache.put(fp, expansion)
+        self.expansion = expansion
         collector = self.collector
         if collector is not None:
             collector.longest = max(collector.longest, len(self.action_indices))
@@ -225,6 +256,31 @@ class ModelMachine(RuleBasedStateMachine):
                 f"reached by: {path}.")
 
 
+class ExpansionCache:
+    """The expansions of the states a run's examples reached, by fingerprint, the oldest dropped
+    beyond ``size``: a model is deterministic, and the examples of a run go through the same states
+    again and again."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.entries: dict[int, Expansion] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, fp: int) -> Expansion | None:
+        expansion = self.entries.get(fp)
+        if expansion is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return expansion
+
+    def put(self, fp: int, expansion: Expansion) -> None:
+        if len(self.entries) >= self.size:
+            del self.entries[next(iter(self.entries))]
+        self.entries[fp] = expansion
+
+
 #: A step's index is drawn as one value below this, scaled down to the choices there are (see
 #: :func:`_draw_index`).
 INDEX_RANGE = 256
@@ -264,7 +320,7 @@ def counterexample_text(model: Model[Any, Any], initial: int, discovery: Discove
 
 
 def machine_for(model: Model[Any, Any], collector: Collector | None = None,
-                choice: str = CHOOSE_FAMILY) -> type[ModelMachine]:
+                choice: str = CHOOSE_FAMILY, restart: bool = False, cache_size: int = 0) -> type[ModelMachine]:
     """A state machine class exploring ``model`` (counting into ``collector`` when given); ``choice``
     is how ``step`` draws a successor, as for simulation (:data:`explorer.simulation.CHOICES`)."""
     count = len(model.init_states())
@@ -276,6 +332,8 @@ def machine_for(model: Model[Any, Any], collector: Collector | None = None,
 
     Machine.collector = collector
     Machine.choice = choice
+    Machine.restart = restart
+    Machine.expansions = ExpansionCache(cache_size) if cache_size > 0 else None
     Machine.__name__ = Machine.__qualname__ = f"{type(model).__name__}Machine"
     return Machine
 
@@ -314,6 +372,8 @@ class HypothesisOptions:
     depth: int = 50
     seed: int | None = 0
     choice: str = CHOOSE_FAMILY
+    restart: bool = False
+    cache_size: int = 0
     derandomize: bool = False
     database: Path | None = None
     database_key: bytes = b""
@@ -372,7 +432,7 @@ def run_hypothesis(model: Model[Any, Any], options: HypothesisOptions | None = N
     """Explore ``model`` with Hypothesis's stateful testing; violations come back shrunk."""
     options = options or HypothesisOptions()
     collector = Collector()
-    machine = machine_for(model, collector, options.choice)
+    machine = machine_for(model, collector, options.choice, options.restart, options.cache_size)
     if options.seed is not None and not options.derandomize:
         machine = hypothesis_seed(options.seed)(machine)
     start = time.perf_counter()
@@ -435,6 +495,7 @@ def _result(model: Model[Any, Any], options: HypothesisOptions, collector: Colle
         "max_steps_per_example": options.depth,
         "choice": options.choice,
         "examples": collector.examples,
+        "walks": collector.walks,
         "steps": collector.steps,
         "longest_example": collector.longest,
         "database": None if options.database is None or options.derandomize else str(options.database),
