@@ -7,8 +7,13 @@ the very transitions BFS explores are taken. Each state the machine reaches is e
 :func:`explorer.expand.expand`, as in BFS and simulation: state properties are checked on it
 (quiescence properties decide for themselves whether the state is idle), transition properties
 on every transition out of it; the invariant ``properties_hold`` then fails on a violation. A
-state without successors (or outside the boundary) makes ``step`` a stutter, since a stateful
-test cannot end an example early.
+state without successors (or outside the boundary) ends a walk, but a stateful test cannot end an
+example early: with ``restart`` (the explorer's default) ``step`` starts the next walk from an
+initial state within the same example, otherwise it stutters. An example is then worth several
+walks instead of one walk and a tail of stutters (the discovery's path starts at the last restart,
+and shrinking removes the walks before it). The explorer also keeps the expansions of the states
+its examples reach by fingerprint (:class:`ExpansionCache`): examples go through the same states
+again and again, and a model is deterministic.
 
 A violation raises :class:`PropertyViolation`, one subclass per property, so Hypothesis shrinks
 each violated property to its own minimal example. The exception carries the
@@ -322,7 +327,8 @@ def counterexample_text(model: Model[Any, Any], initial: int, discovery: Discove
 def machine_for(model: Model[Any, Any], collector: Collector | None = None,
                 choice: str = CHOOSE_FAMILY, restart: bool = False, cache_size: int = 0) -> type[ModelMachine]:
     """A state machine class exploring ``model`` (counting into ``collector`` when given); ``choice``
-    is how ``step`` draws a successor, as for simulation (:data:`explorer.simulation.CHOICES`)."""
+    is how ``step`` draws a successor, as for simulation (:data:`explorer.simulation.CHOICES`);
+    ``restart`` and ``cache_size`` as in :class:`HypothesisOptions`."""
     count = len(model.init_states())
 
     class Machine(ModelMachine):
@@ -362,8 +368,10 @@ class HypothesisOptions:
     """The budget and reproducibility of a Hypothesis run.
 
     ``max_examples`` and ``depth`` (steps per example) are Hypothesis's ``max_examples`` and
-    ``stateful_step_count`` (plus one: the initialize rule counts as a step). ``seed`` is given
-    to Hypothesis's ``@seed``; ``derandomize`` instead makes the run depend on nothing but the model.
+    ``stateful_step_count`` (plus one: the initialize rule counts as a step). ``restart``: a walk
+    that ends (no successor) starts again from an initial state within its example, instead of
+    stuttering to the example's end. ``cache_size``: the most expansions kept by fingerprint (0: none).
+    ``seed`` is given to Hypothesis's ``@seed``; ``derandomize`` instead makes the run depend on nothing but the model.
     ``database`` is a directory for Hypothesis's example database (None: none), shared by runs
     with the same ``database_key`` so that a failure found once is replayed first next time.
     """
@@ -372,8 +380,8 @@ class HypothesisOptions:
     depth: int = 50
     seed: int | None = 0
     choice: str = CHOOSE_FAMILY
-    restart: bool = False
-    cache_size: int = 0
+    restart: bool = True
+    cache_size: int = 20_000
     derandomize: bool = False
     database: Path | None = None
     database_key: bytes = b""
@@ -494,6 +502,7 @@ def _result(model: Model[Any, Any], options: HypothesisOptions, collector: Colle
         "max_examples": options.max_examples,
         "max_steps_per_example": options.depth,
         "choice": options.choice,
+        "restart": options.restart,
         "examples": collector.examples,
         "walks": collector.walks,
         "steps": collector.steps,

@@ -182,7 +182,26 @@ def test_a_drawn_model_is_shrunk_with_the_path() -> None:
 
 
 def test_stutters_when_no_successor_is_left() -> None:
-    """A deadlocked state (the counter's corner) makes the step rule a stutter, not an error."""
+    """Without restart, a deadlocked state (the counter's corner) makes the step rule a stutter, not an error."""
+    result = run_hypothesis(Counter(1), HypothesisOptions(max_examples=20, depth=10, restart=False))
+    assert result.outcome is Outcome.OK
+    assert result.details["longest_example"] == 2
+    assert result.details["walks"] == result.details["examples"]
+
+
+def test_restarts_a_walk_that_ended_within_its_example() -> None:
+    """With restart, an example whose walk reached the counter's corner goes on with walks from the initial state."""
     result = run_hypothesis(Counter(1), HypothesisOptions(max_examples=20, depth=10))
     assert result.outcome is Outcome.OK
     assert result.details["longest_example"] == 2
+    assert result.details["walks"] > 2 * result.details["examples"]
+
+
+def test_the_expansion_cache_changes_nothing_but_time() -> None:
+    """Runs with and without the expansion cache, same seed, take the same steps and find the same discoveries."""
+    model = TwoPhaseCommit(3)
+    cached = run_hypothesis(model, HypothesisOptions(max_examples=30, depth=14, seed=2, cache_size=50))
+    uncached = run_hypothesis(model, HypothesisOptions(max_examples=30, depth=14, seed=2, cache_size=0))
+    assert cached.discoveries == uncached.discoveries
+    assert cached.stats.distinct == uncached.stats.distinct
+    assert cached.details["steps"] == uncached.details["steps"]

@@ -33,7 +33,7 @@ ENGINES = ("local", "spark")
 #: The default budgets (tests/test_explorers_agree.py checks what they find on the bug scenarios).
 #: Walks are cheap, so they may go as deep as the larger scenarios' walks do (about 60 steps on six
 #: brokers and three topics); a Hypothesis step costs several times a walk's, and an example runs all
-#: its steps (stuttering once no action is left), so its examples are shorter.
+#: its steps (starting a new walk once no action is left), so its examples are shorter.
 DEFAULT_WALKS = 20_000
 DEFAULT_WALK_DEPTH = 100
 DEFAULT_MAX_EXAMPLES = 5_000
