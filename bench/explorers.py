@@ -7,8 +7,9 @@
 Per shipped bug scenario, with ``kmc simulate``'s default budgets and seed 0: the wall time until the
 violation is reported and the length of its trace, for BFS (shortest by construction), simulation
 (walks run in rounds; the run stops at the end of the round that found it) and Hypothesis (time to
-its first failing example, then the total with shrinking). A violation not found within the
-default budget is printed as such, with the time spent.
+its first failing example, then the total with shrinking, and the walks its examples ran: an
+example starts a new walk when the one before ends). A violation not found within the default budget
+is printed as such, with the time spent.
 
 On the large scenario (``bench/scenarios/large-6brokers-3racks.toml``: six brokers in three racks,
 three topics, more than BFS finishes in ten minutes on two cores), the distinct states simulation
@@ -77,9 +78,10 @@ def bug_table(names: tuple[str, ...]) -> None:
         if hyp.violations:
             hyp_cell = (f"{hyp.details['first_violation_after_seconds']:.1f} s "
                         f"(example {hyp.details['first_violation_after_examples']:,}), {hyp.stats.seconds:.1f} s, "
-                        f"{hyp.details['examples']:,} examples, {_violation(hyp)}")
+                        f"{hyp.details['examples']:,} examples ({hyp.details['walks']:,} walks), {_violation(hyp)}")
         else:
-            hyp_cell = f"not found in {hyp.details['examples']:,} examples ({hyp.stats.seconds:.1f} s)"
+            hyp_cell = (f"not found in {hyp.details['examples']:,} examples ({hyp.details['walks']:,} walks, "
+                        f"{hyp.stats.seconds:.1f} s)")
         print(f"| `{name}` | {bfs_cell} | {sim_cell} | {hyp_cell} |", flush=True)
 
 
