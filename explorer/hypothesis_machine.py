@@ -157,7 +157,8 @@ class ModelMachine(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def step(self, data: st.DataObject) -> None:
-        """Take one successor of the current state, drawn by index (a stutter when there is none)."""
+        """Take one successor of the current state, drawn by index; when there is none, start a new walk
+        (with ``restart``) or stutter."""
         successors: Sequence[Successor] = self.expansion.successors
         if not successors:
             if self.restart:
@@ -373,7 +374,8 @@ class HypothesisOptions:
     ``stateful_step_count`` (plus one: the initialize rule counts as a step). ``restart``: a walk
     that ends (no successor) starts again from an initial state within its example, instead of
     stuttering to the example's end. ``cache_size``: the most expansions kept by fingerprint (0: none).
-    ``seed`` is given to Hypothesis's ``@seed``; ``derandomize`` instead makes the run depend on nothing but the model.
+    ``seed`` is given to Hypothesis's ``@seed``; ``derandomize`` instead makes the run depend on
+    nothing but the model.
     ``database`` is a directory for Hypothesis's example database (None: none), shared by runs
     with the same ``database_key`` so that a failure found once is replayed first next time.
     """
