@@ -23,6 +23,8 @@ a state is a tuple of small ints, encoded as one byte each.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial, reduce
+from operator import or_
 from typing import NamedTuple
 
 import attrs
@@ -125,6 +127,11 @@ class ToyAction(NamedTuple):
     broker: int = NONE
 
 
+#: A ToyState from a tuple of its fields in order, without the Python-level ``__new__`` that
+#: NamedTuple generates (keyword arguments and all): the effects below build one per successor.
+_new_state = partial(tuple.__new__, ToyState)
+
+
 def _replace_at(values: tuple[int, ...], index: int, value: int) -> tuple[int, ...]:
     """``[values EXCEPT ![index] = value]``."""
     return (*values[:index], value, *values[index + 1 :])
@@ -145,14 +152,15 @@ class KafkaControllerToy:
         self.pairs = tuple((p, b) for p in self.partitions for b in self.brokers)
         self.pairs_of_broker = {b: tuple(p * B + b - 1 for p in self.partitions) for b in self.brokers}
         self.assigned_pairs = tuple(i for i, (p, b) in enumerate(self.pairs) if self.replicas[p] & (1 << b))
+        self.unassigned_pairs = tuple(i for i in range(len(self.pairs)) if i not in self.assigned_pairs)
         self._effects: dict[str, Callable[[ToyState, int, int], ToyState]] = {
-            "CreateTopic": lambda s, p, b: self.create_topic(s),
-            "StartDeleteTopic": lambda s, p, b: self.start_delete_topic(s),
-            "CompleteDeletion": lambda s, p, b: self.complete_deletion(s),
-            "InitialElection": lambda s, p, b: self.initial_election(s, p),
+            "CreateTopic": self.create_topic,
+            "StartDeleteTopic": self.start_delete_topic,
+            "CompleteDeletion": self.complete_deletion,
+            "InitialElection": self.initial_election,
             "ElectLeader": self.elect_leader,
-            "BrokerFailure": lambda s, p, b: self.broker_failure(s, b),
-            "BrokerStartup": lambda s, p, b: self.broker_startup(s, b),
+            "BrokerFailure": self.broker_failure,
+            "BrokerStartup": self.broker_startup,
             "IsrShrink": self.isr_shrink,
             "IsrExpand": self.isr_expand,
             "DeletionSucceeded": self.deletion_succeeded,
@@ -267,15 +275,15 @@ class KafkaControllerToy:
     def next_state(self, state: ToyState, action: ToyAction) -> ToyState:
         return self._effects[action.name](state, action.partition, action.broker)
 
-    def create_topic(self, s: ToyState) -> ToyState:
+    def create_topic(self, s: ToyState, p: int = -1, b: int = NONE) -> ToyState:
         """CreateTopic: every partition NewPartition, every assigned replica NewReplica."""
         rstate = list(s.rstate)
         for i in self.assigned_pairs:
             rstate[i] = NewReplica
         pstate = (NewPartition,) * len(self.partitions)
-        return ToyState(s.up, tuple(rstate), pstate, s.leader, s.isr, s.epoch, s.deleting, s.crashes, s.shrinks)
+        return _new_state((s.up, tuple(rstate), pstate, s.leader, s.isr, s.epoch, s.deleting, s.crashes, s.shrinks))
 
-    def initial_election(self, s: ToyState, p: int) -> ToyState:
+    def initial_election(self, s: ToyState, p: int, b: int = NONE) -> ToyState:
         """InitialElection(p): leader = first live replica of the assignment, ISR = live replicas."""
         live = self.replicas[p] & s.up
         first = next(b for b in self.config.assignment[p] if s.up & (1 << b))  # CHOOSE is deterministic
@@ -283,19 +291,19 @@ class KafkaControllerToy:
         for b in self.brokers:
             if live & (1 << b):
                 rstate[self._pair(p, b)] = OnlineReplica
-        return ToyState(
-            up=s.up,
-            rstate=tuple(rstate),
-            pstate=_replace_at(s.pstate, p, OnlinePartition),
-            leader=_replace_at(s.leader, p, first),
-            isr=_replace_at(s.isr, p, live),
-            epoch=s.epoch,
-            deleting=s.deleting,
-            crashes=s.crashes,
-            shrinks=s.shrinks,
-        )
+        return _new_state((
+            s.up,  # up
+            tuple(rstate),  # rstate
+            _replace_at(s.pstate, p, OnlinePartition),  # pstate
+            _replace_at(s.leader, p, first),  # leader
+            _replace_at(s.isr, p, live),  # isr
+            s.epoch,  # epoch
+            s.deleting,  # deleting
+            s.crashes,  # crashes
+            s.shrinks,  # shrinks
+        ))
 
-    def broker_failure(self, s: ToyState, b: int) -> ToyState:
+    def broker_failure(self, s: ToyState, p: int, b: int) -> ToyState:
         """BrokerFailure(b): b's replicas go offline (or deletion-ineligible), it loses leadership,
         and leaves every ISR where it is not the last member."""
         bit = 1 << b
@@ -306,22 +314,18 @@ class KafkaControllerToy:
                 rstate[i] = OfflineReplica
             elif r == ReplicaDeletionStarted:
                 rstate[i] = ReplicaDeletionIneligible
-        return ToyState(
-            up=s.up & ~bit,
-            rstate=tuple(rstate),
-            pstate=tuple(
-                OfflinePartition if leader == b and ps == OnlinePartition else ps
-                for leader, ps in zip(s.leader, s.pstate, strict=True)
-            ),
-            leader=tuple(NONE if leader == b else leader for leader in s.leader),
-            isr=tuple(isr & ~bit if isr & bit and isr != bit else isr for isr in s.isr),
-            epoch=s.epoch,
-            deleting=s.deleting,
-            crashes=s.crashes + 1,
-            shrinks=s.shrinks,
-        )
+        pstate, leader = s.pstate, s.leader
+        if b in leader:
+            pstate = tuple([
+                OfflinePartition if lead == b and ps == OnlinePartition else ps
+                for lead, ps in zip(leader, pstate, strict=True)
+            ])
+            leader = tuple([NONE if lead == b else lead for lead in leader])
+        isr = tuple([members & ~bit if members & bit and members != bit else members for members in s.isr])
+        return _new_state((s.up & ~bit, tuple(rstate), pstate, leader, isr, s.epoch, s.deleting, s.crashes + 1,
+                           s.shrinks))
 
-    def broker_startup(self, s: ToyState, b: int) -> ToyState:
+    def broker_startup(self, s: ToyState, p: int, b: int) -> ToyState:
         """BrokerStartup(b): b is up; its offline replicas come online unless a deletion is running."""
         rstate = s.rstate
         if not s.deleting:
@@ -330,76 +334,77 @@ class KafkaControllerToy:
                 if changed[i] == OfflineReplica:
                     changed[i] = OnlineReplica
             rstate = tuple(changed)
-        return ToyState(s.up | (1 << b), rstate, s.pstate, s.leader, s.isr, s.epoch, s.deleting, s.crashes, s.shrinks)
+        up = s.up | (1 << b)
+        return _new_state((up, rstate, s.pstate, s.leader, s.isr, s.epoch, s.deleting, s.crashes, s.shrinks))
 
     def elect_leader(self, s: ToyState, p: int, b: int) -> ToyState:
         """ElectLeader(p) choosing b from the ISR (OfflinePartitionLeaderElectionStrategy, no
         unclean election): a new epoch, and the ISR keeps its live members."""
-        return ToyState(
-            up=s.up,
-            rstate=s.rstate,
-            pstate=_replace_at(s.pstate, p, OnlinePartition),
-            leader=_replace_at(s.leader, p, b),
-            isr=_replace_at(s.isr, p, s.isr[p] & s.up),
-            epoch=_replace_at(s.epoch, p, s.epoch[p] + 1),
-            deleting=s.deleting,
-            crashes=s.crashes,
-            shrinks=s.shrinks,
-        )
+        return _new_state((
+            s.up,  # up
+            s.rstate,  # rstate
+            _replace_at(s.pstate, p, OnlinePartition),  # pstate
+            _replace_at(s.leader, p, b),  # leader
+            _replace_at(s.isr, p, s.isr[p] & s.up),  # isr
+            _replace_at(s.epoch, p, s.epoch[p] + 1),  # epoch
+            s.deleting,  # deleting
+            s.crashes,  # crashes
+            s.shrinks,  # shrinks
+        ))
 
     def isr_shrink(self, s: ToyState, p: int, b: int) -> ToyState:
         """IsrShrink(p, b): a follower falls out of the ISR."""
         isr = _replace_at(s.isr, p, s.isr[p] & ~(1 << b))
-        return ToyState(s.up, s.rstate, s.pstate, s.leader, isr, s.epoch, s.deleting, s.crashes, s.shrinks + 1)
+        return _new_state((s.up, s.rstate, s.pstate, s.leader, isr, s.epoch, s.deleting, s.crashes, s.shrinks + 1))
 
     def isr_expand(self, s: ToyState, p: int, b: int) -> ToyState:
         """IsrExpand(p, b): an online replica rejoins the ISR."""
         isr = _replace_at(s.isr, p, s.isr[p] | (1 << b))
-        return ToyState(s.up, s.rstate, s.pstate, s.leader, isr, s.epoch, s.deleting, s.crashes, s.shrinks)
+        return _new_state((s.up, s.rstate, s.pstate, s.leader, isr, s.epoch, s.deleting, s.crashes, s.shrinks))
 
-    def start_delete_topic(self, s: ToyState) -> ToyState:
+    def start_delete_topic(self, s: ToyState, p: int = -1, b: int = NONE) -> ToyState:
         """StartDeleteTopic: every partition offline without leader; live replicas start deletion,
         replicas on dead brokers are ineligible."""
         rstate = list(s.rstate)
         for i in self.assigned_pairs:
             rstate[i] = ReplicaDeletionStarted if s.up & (1 << self.pairs[i][1]) else ReplicaDeletionIneligible
         n = len(self.partitions)
-        return ToyState(
-            up=s.up,
-            rstate=tuple(rstate),
-            pstate=(OfflinePartition,) * n,
-            leader=(NONE,) * n,
-            isr=s.isr,
-            epoch=s.epoch,
-            deleting=True,
-            crashes=s.crashes,
-            shrinks=s.shrinks,
-        )
+        return _new_state((
+            s.up,  # up
+            tuple(rstate),  # rstate
+            (OfflinePartition,) * n,  # pstate
+            (NONE,) * n,  # leader
+            s.isr,  # isr
+            s.epoch,  # epoch
+            True,  # deleting
+            s.crashes,  # crashes
+            s.shrinks,  # shrinks
+        ))
 
     def deletion_succeeded(self, s: ToyState, p: int, b: int) -> ToyState:
         """DeletionSucceeded(p, b): the StopReplica (delete) of a live replica succeeded."""
         rstate = _replace_at(s.rstate, self._pair(p, b), ReplicaDeletionSuccessful)
-        return ToyState(s.up, rstate, s.pstate, s.leader, s.isr, s.epoch, s.deleting, s.crashes, s.shrinks)
+        return _new_state((s.up, rstate, s.pstate, s.leader, s.isr, s.epoch, s.deleting, s.crashes, s.shrinks))
 
     def retry_ineligible(self, s: ToyState, p: int, b: int) -> ToyState:
         """RetryIneligible(p, b): the deletion of a replica back on a live broker is retried."""
         rstate = _replace_at(s.rstate, self._pair(p, b), ReplicaDeletionStarted)
-        return ToyState(s.up, rstate, s.pstate, s.leader, s.isr, s.epoch, s.deleting, s.crashes, s.shrinks)
+        return _new_state((s.up, rstate, s.pstate, s.leader, s.isr, s.epoch, s.deleting, s.crashes, s.shrinks))
 
-    def complete_deletion(self, s: ToyState) -> ToyState:
+    def complete_deletion(self, s: ToyState, p: int = -1, b: int = NONE) -> ToyState:
         """CompleteDeletion: every assigned replica deleted; the topic is gone (epochs stay)."""
         n = len(self.partitions)
-        return ToyState(
-            up=s.up,
-            rstate=(NonExistentReplica,) * len(self.pairs),
-            pstate=(NonExistentPartition,) * n,
-            leader=s.leader,
-            isr=(0,) * n,
-            epoch=s.epoch,
-            deleting=False,
-            crashes=s.crashes,
-            shrinks=s.shrinks,
-        )
+        return _new_state((
+            s.up,  # up
+            (NonExistentReplica,) * len(self.pairs),  # rstate
+            (NonExistentPartition,) * n,  # pstate
+            s.leader,  # leader
+            (0,) * n,  # isr
+            s.epoch,  # epoch
+            False,  # deleting
+            s.crashes,  # crashes
+            s.shrinks,  # shrinks
+        ))
 
     def _pair(self, p: int, b: int) -> int:
         return p * len(self.brokers) + b - 1
@@ -446,6 +451,18 @@ class KafkaControllerToy:
         return tuple(selected)
 
     def type_ok(self, s: ToyState) -> Evidence | None:
+        every = self.all_brokers
+        if (
+            # The checks below, in one expression without building the list of names (the usual case).
+            s.up | every == every
+            and min(s.rstate) >= 0 and max(s.rstate) < len(REPLICA_STATES)
+            and min(s.pstate) >= 0 and max(s.pstate) < len(PARTITION_STATES)
+            and min(s.leader) >= 0 and max(s.leader) <= len(self.brokers)
+            and reduce(or_, s.isr, 0) | every == every
+            and min(s.epoch) >= 0 and max(s.epoch) <= self.config.max_epoch
+            and s.deleting.__class__ is bool
+        ):
+            return None
         bad = [
             name
             for name, ok in (
@@ -486,14 +503,17 @@ class KafkaControllerToy:
         return None
 
     def no_online_replica_on_dead_broker(self, s: ToyState) -> Evidence | None:
+        if s.up == self.all_brokers:
+            return None
         for i, (p, b) in enumerate(self.pairs):
             if s.rstate[i] == OnlineReplica and not s.up & (1 << b):
                 return {"partition": _partition(p), "broker": _broker(b)}
         return None
 
     def non_assigned_replicas_non_existent(self, s: ToyState) -> Evidence | None:
-        for i, (p, b) in enumerate(self.pairs):
-            if s.rstate[i] != NonExistentReplica and not self.replicas[p] & (1 << b):
+        for i in self.unassigned_pairs:
+            if s.rstate[i] != NonExistentReplica:
+                p, b = self.pairs[i]
                 return {
                     "partition": _partition(p),
                     "broker": _broker(b),
@@ -529,17 +549,17 @@ class KafkaControllerToy:
 
     def decode(self, data: bytes) -> ToyState:
         rstate_end, pstate_end, leader_end, isr_end, epoch_end, _ = self._layout
-        return ToyState(
-            up=data[0],
-            rstate=tuple(data[1:rstate_end]),
-            pstate=tuple(data[rstate_end:pstate_end]),
-            leader=tuple(data[pstate_end:leader_end]),
-            isr=tuple(data[leader_end:isr_end]),
-            epoch=tuple(data[isr_end:epoch_end]),
-            deleting=bool(data[epoch_end]),
-            crashes=data[epoch_end + 1],
-            shrinks=data[epoch_end + 2],
-        )
+        return _new_state((
+            data[0],  # up
+            tuple(data[1:rstate_end]),  # rstate
+            tuple(data[rstate_end:pstate_end]),  # pstate
+            tuple(data[pstate_end:leader_end]),  # leader
+            tuple(data[leader_end:isr_end]),  # isr
+            tuple(data[isr_end:epoch_end]),  # epoch
+            bool(data[epoch_end]),  # deleting
+            data[epoch_end + 1],  # crashes
+            data[epoch_end + 2],  # shrinks
+        ))
 
     def action_name(self, action: ToyAction) -> str:
         return action.name
