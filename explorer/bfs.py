@@ -33,8 +33,10 @@ that ``resume`` continues from there and ends with the counts of an uninterrupte
 
 from __future__ import annotations
 
+import gc
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -120,7 +122,29 @@ def run_bfs(model: Model[Any, Any], options: BfsOptions | None = None) -> Explor
 
     Raises :class:`explorer.checkpoint.ResumeError` when a run directory cannot be used as asked.
     """
-    return _Search(model, options or BfsOptions()).run()
+    with _rarer_young_collections():
+        return _Search(model, options or BfsOptions()).run()
+
+
+#: The cyclic garbage collector's first threshold during a search (CPython's default is 700).
+_YOUNG_THRESHOLD = 50_000
+
+
+@contextmanager
+def _rarer_young_collections() -> Iterator[None]:
+    """Run the cyclic garbage collector's youngest generation less often while searching.
+
+    A search allocates a few container objects per successor (the model's states) that reference
+    counting frees as soon as the successor is encoded; with the default threshold the collector
+    walks them every 700 allocations, 2-3% of a toy-controller search. Cycles are still collected,
+    later; the thresholds are restored afterwards.
+    """
+    thresholds = gc.get_threshold()
+    gc.set_threshold(max(thresholds[0], _YOUNG_THRESHOLD), *thresholds[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
 
 
 @attrs.frozen

@@ -144,6 +144,7 @@ class KafkaControllerToy:
         self.config = config
         B = config.brokers
         self.brokers = tuple(range(1, B + 1))
+        self._broker_count = B
         self.partitions = tuple(range(len(config.assignment)))
         self.all_brokers = sum(1 << b for b in self.brokers)
         #: Replicas(p) as a bit mask.
@@ -383,12 +384,14 @@ class KafkaControllerToy:
 
     def deletion_succeeded(self, s: ToyState, p: int, b: int) -> ToyState:
         """DeletionSucceeded(p, b): the StopReplica (delete) of a live replica succeeded."""
-        rstate = _replace_at(s.rstate, self._pair(p, b), ReplicaDeletionSuccessful)
+        i = p * self._broker_count + b - 1  # the pair <<p, b>>, inline: the most frequent actions of Next
+        rstate = (*s.rstate[:i], ReplicaDeletionSuccessful, *s.rstate[i + 1 :])
         return _new_state((s.up, rstate, s.pstate, s.leader, s.isr, s.epoch, s.deleting, s.crashes, s.shrinks))
 
     def retry_ineligible(self, s: ToyState, p: int, b: int) -> ToyState:
         """RetryIneligible(p, b): the deletion of a replica back on a live broker is retried."""
-        rstate = _replace_at(s.rstate, self._pair(p, b), ReplicaDeletionStarted)
+        i = p * self._broker_count + b - 1  # the pair <<p, b>>, inline: the most frequent actions of Next
+        rstate = (*s.rstate[:i], ReplicaDeletionStarted, *s.rstate[i + 1 :])
         return _new_state((s.up, rstate, s.pstate, s.leader, s.isr, s.epoch, s.deleting, s.crashes, s.shrinks))
 
     def complete_deletion(self, s: ToyState, p: int = -1, b: int = NONE) -> ToyState:
