@@ -28,18 +28,21 @@ import secrets
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.feather as feather
 
 from explorer.contract import PropertyKind
 from explorer.fingerprint import FINGERPRINT_BITS, array_checksum, digest_bytes, fingerprint_array, fingerprint_dtype
 from explorer.results import LevelStats, Outcome
 from explorer.visited import NO_ACTION, Frontier, Visited
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+# pyarrow is imported by the functions that read and write checkpoint files, not here: a search that
+# takes no checkpoint does not pay its import (a tenth of a second, 2% of a toy-controller run).
 
 MANIFEST_NAME = "manifest.json"
 FORMAT_VERSION = 1
@@ -226,6 +229,7 @@ def remove_stale_checkpoints(run_dir: Path, keep: str | None) -> None:
 
 def read_checkpoint(run_dir: Path, manifest: LocalManifest) -> Checkpoint:
     """The checkpoint the manifest names, after checking each file's row count and checksum."""
+    import pyarrow.compute as pc
     record = manifest.checkpoint
     assert record is not None
     bits = manifest.fingerprint_bits
@@ -288,6 +292,7 @@ _BATCH_ROWS = 1 << 16
 def _write_visited(path: Path, visited: Visited, bits: int) -> int:
     """Write the visited states with their parent transitions as Arrow IPC batches (initial states
     have null parents); return the checksum of their fingerprints."""
+    import pyarrow as pa
     schema = pa.schema([("fp", _fingerprint_type(bits)), ("parent_fp", _fingerprint_type(bits)),
                         ("action_index", pa.int32())])
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
@@ -307,6 +312,7 @@ def _write_visited(path: Path, visited: Visited, bits: int) -> int:
 def _write_frontier(path: Path, frontier: Frontier, bits: int) -> tuple[int, int]:
     """Write a level's states as Arrow IPC batches; return the row count and the checksum of their
     fingerprints."""
+    import pyarrow as pa
     schema = pa.schema([("fp", _fingerprint_type(bits)), ("data", pa.binary())])
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
         for start in range(0, len(frontier), _BATCH_ROWS):
@@ -318,11 +324,13 @@ def _write_frontier(path: Path, frontier: Frontier, bits: int) -> tuple[int, int
 
 
 def _fingerprint_type(bits: int) -> pa.DataType:
+    import pyarrow as pa
     return pa.int64() if bits == 64 else pa.binary(bits // 8)
 
 
 def _fingerprints(values: np.ndarray, bits: int, null: np.ndarray | None = None) -> pa.Array:
     """A fingerprint array as an Arrow column (``null``: where the value is missing)."""
+    import pyarrow as pa
     if bits == 64:
         return pa.array(values, pa.int64(), mask=null)
     width = bits // 8
@@ -332,6 +340,8 @@ def _fingerprints(values: np.ndarray, bits: int, null: np.ndarray | None = None)
 
 def _values(column: pa.ChunkedArray, bits: int, path: Path) -> np.ndarray:
     """A stored fingerprint column as an array (a null, an initial state's parent, reads as 0)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
     expected = pa.int64() if bits == 64 else pa.binary(bits // 8)
     if column.type != expected:
         raise ResumeError(f"{path} stores fingerprints as {column.type}, expected {expected}; "
@@ -357,6 +367,8 @@ def _verify(path: Path, fps: np.ndarray, rows: Any, expected_checksum: Any, bits
 
 
 def _read_table(path: Path, columns: Sequence[str]) -> pa.Table:
+    import pyarrow as pa
+    import pyarrow.feather as feather
     try:
         table = feather.read_table(str(path), memory_map=False)
     except FileNotFoundError:
