@@ -226,7 +226,7 @@ class KafkaControllerToy:
         """The enabled actions, in the order of ``Next``: each block is one action's enabling
         conditions (its state mutations are the methods below)."""
         config = self.config
-        up, rstate, pstate, isr, deleting = s.up, s.rstate, s.pstate, s.isr, s.deleting
+        up, rstate, pstate, leader, isr, epoch, deleting, crashes, shrinks = s
         enabled: list[ToyAction] = []
         # CreateTopic
         if not deleting and pstate == self._no_partitions:
@@ -242,7 +242,7 @@ class KafkaControllerToy:
             if not deleting and pstate[p] == NewPartition and up & self.replicas[p]:
                 enabled.append(initial_election)
             # ElectLeader(p): \E b \in isr[p] : up[b] /\ rstate[<<p, b>>] = "OnlineReplica"
-            if not deleting and pstate[p] == OfflinePartition and s.epoch[p] < config.max_epoch:
+            if not deleting and pstate[p] == OfflinePartition and epoch[p] < config.max_epoch:
                 candidates = isr[p] & up
                 for b, pair, action in elect_leader:
                     if candidates & (1 << b) and rstate[pair] == OnlineReplica:
@@ -250,17 +250,17 @@ class KafkaControllerToy:
         for b, failure, startup in self._per_broker:
             if up & (1 << b):
                 # BrokerFailure(b)
-                if s.crashes < config.max_crashes:
+                if crashes < config.max_crashes:
                     enabled.append(failure)
             else:
                 # BrokerStartup(b)
                 enabled.append(startup)
-        can_shrink = s.shrinks < config.max_shrinks
+        can_shrink = shrinks < config.max_shrinks
         for i, p, b, shrink, expand_, succeeded, retry in self._per_pair:
             bit = 1 << b
             online = pstate[p] == OnlinePartition
             # IsrShrink(p, b)
-            if online and can_shrink and isr[p] & bit and b != s.leader[p]:
+            if online and can_shrink and isr[p] & bit and b != leader[p]:
                 enabled.append(shrink)
             # IsrExpand(p, b)
             if online and self.replicas[p] & bit and not isr[p] & bit and up & bit and rstate[i] == OnlineReplica:
@@ -274,7 +274,8 @@ class KafkaControllerToy:
         return enabled
 
     def next_state(self, state: ToyState, action: ToyAction) -> ToyState:
-        return self._effects[action.name](state, action.partition, action.broker)
+        name, partition, broker = action
+        return self._effects[name](state, partition, broker)
 
     def create_topic(self, s: ToyState, p: int = -1, b: int = NONE) -> ToyState:
         """CreateTopic: every partition NewPartition, every assigned replica NewReplica."""
@@ -455,15 +456,16 @@ class KafkaControllerToy:
 
     def type_ok(self, s: ToyState) -> Evidence | None:
         every = self.all_brokers
+        up, rstate, pstate, leader, isr, epoch, deleting, _, _ = s
         if (
             # The checks below, in one expression without building the list of names (the usual case).
-            s.up | every == every
-            and min(s.rstate) >= 0 and max(s.rstate) < len(REPLICA_STATES)
-            and min(s.pstate) >= 0 and max(s.pstate) < len(PARTITION_STATES)
-            and min(s.leader) >= 0 and max(s.leader) <= len(self.brokers)
-            and reduce(or_, s.isr, 0) | every == every
-            and min(s.epoch) >= 0 and max(s.epoch) <= self.config.max_epoch
-            and s.deleting.__class__ is bool
+            up | every == every
+            and min(rstate) >= 0 and max(rstate) < len(REPLICA_STATES)
+            and min(pstate) >= 0 and max(pstate) < len(PARTITION_STATES)
+            and min(leader) >= 0 and max(leader) <= len(self.brokers)
+            and reduce(or_, isr, 0) | every == every
+            and min(epoch) >= 0 and max(epoch) <= self.config.max_epoch
+            and deleting.__class__ is bool
         ):
             return None
         bad = [
@@ -548,7 +550,8 @@ class KafkaControllerToy:
         return True
 
     def encode(self, s: ToyState) -> bytes:
-        return bytes((s.up, *s.rstate, *s.pstate, *s.leader, *s.isr, *s.epoch, s.deleting, s.crashes, s.shrinks))
+        up, rstate, pstate, leader, isr, epoch, deleting, crashes, shrinks = s  # one unpacking, not nine look-ups
+        return bytes((up, *rstate, *pstate, *leader, *isr, *epoch, deleting, crashes, shrinks))
 
     def decode(self, data: bytes) -> ToyState:
         rstate_end, pstate_end, leader_end, isr_end, epoch_end, _ = self._layout

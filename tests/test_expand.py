@@ -1,0 +1,88 @@
+"""The expansion function shared by the BFS engines, and what the local search does around it."""
+
+from __future__ import annotations
+
+import gc
+import subprocess
+import sys
+from collections.abc import Sequence
+
+from toy_models.counter import INC_X, Counter, Counters
+
+from explorer.bfs import BfsOptions, run_bfs
+from explorer.expand import ActionNames, PropertySet, expand_batch
+from explorer.fingerprint import as_ints, fingerprint
+
+
+class OddXIsStuck(Counter):
+    """The counter whose IncX is enabled but has no effect (``next_state`` None) while x is odd."""
+
+    def next_state(self, state: Counters, action: str) -> Counters | None:
+        if action == INC_X and state[0] % 2:
+            return None
+        return super().next_state(state, action)
+
+
+def _reference_rows(model: Counter, states: Sequence[Counters], bits: int) -> list[tuple[int, int, int, str, bytes]]:
+    """(fingerprint, parent position, action index, action name, bytes) of each generated transition,
+    one successor at a time."""
+    rows = []
+    for position, state in enumerate(states):
+        for index, action in enumerate(model.actions(state)):
+            child = model.next_state(state, action)
+            if child is not None:
+                data = model.encode(child)
+                rows.append((fingerprint(data, bits), position, index, model.action_name(action), data))
+    return rows
+
+
+def test_expand_batch_rows_match_a_transition_by_transition_expansion() -> None:
+    """Fingerprints, parents, action indices and names of a batch are those of expanding each state's
+    actions one by one, actions without a successor skipped, at 64 and 128 bits."""
+    model = OddXIsStuck(4, inc_x_y_limit=2)
+    states = [(x, y) for x in range(5) for y in range(5)]
+    for bits in (64, 128):
+        names = ActionNames()
+        batch = expand_batch(model, states, PropertySet.of(model.properties()), names, fingerprint_bits=bits)
+        rows = list(zip(as_ints(batch.child_fingerprints, bits), batch.parents.tolist(),
+                        batch.action_indices.tolist(), [names.names[c] for c in batch.action_codes.tolist()],
+                        batch.data, strict=True))
+        assert rows == _reference_rows(model, states, bits)
+        assert any(index == 1 for _, _, index, _, _ in rows)  # IncY after a stuck IncX keeps its index 1
+
+
+def test_transition_findings_name_the_successor_fingerprint() -> None:
+    """A transition property's finding carries the index of its action and the fingerprint of the
+    successor it was found on, in a batch where some actions have no successor."""
+    model = OddXIsStuck(4, inc_x_y_limit=2)
+    states = [(0, 2), (1, 3), (2, 3)]
+    batch = expand_batch(model, states, PropertySet.of(model.properties()), ActionNames())
+    found = [(position, f.action_index, f.child_fingerprint) for position, f in batch.findings
+             if f.property == "inc_x_while_y_below_limit"]
+    assert found == [(0, 0, fingerprint(bytes((1, 2)))), (2, 0, fingerprint(bytes((3, 3))))]
+
+
+def test_states_outside_generate_are_checked_not_expanded() -> None:
+    """With ``generate`` off a batch has no rows, and its state properties are still checked."""
+    model = Counter(2, sum_limit=1)
+    batch = expand_batch(model, [(0, 0), (1, 1)], PropertySet.of(model.properties()), ActionNames(), generate=False)
+    assert len(batch) == 0 and batch.parents.tolist() == [] and batch.action_indices.tolist() == []
+    assert [(position, f.property) for position, f in batch.findings] == [(1, "sum_below_limit")]
+
+
+def test_search_restores_the_garbage_collector_thresholds() -> None:
+    """The local search makes the collector's young passes rarer while it runs and restores the
+    thresholds it found."""
+    before = gc.get_threshold()
+    during = []
+    run_bfs(Counter(3), BfsOptions(progress=lambda _: during.append(gc.get_threshold())))
+    assert gc.get_threshold() == before
+    assert during and during[-1][0] >= 50_000
+
+
+def test_a_search_without_checkpoints_does_not_load_pyarrow() -> None:
+    """pyarrow (a tenth of a second to import) is loaded only by the checkpoint files' readers and writers."""
+    code = ("import sys; sys.path.insert(0, 'tests'); from toy_models.counter import Counter; "
+            "from explorer.bfs import run_bfs; run_bfs(Counter(2)); print('pyarrow' in sys.modules)")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "False"
