@@ -19,6 +19,7 @@ new states with the smallest fingerprints that fit, which is the rule both engin
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any
 
 import attrs
@@ -167,10 +168,17 @@ class NextLevel:
         self.room = room
         self.truncated = False
         dtype = fingerprint_dtype(visited.bits)
+        # The new states kept so far, sorted by fingerprint; their bytes in an object array, which
+        # numpy indexes without a Python loop.
         self._kept = NewStates(np.zeros(0, dtype), np.zeros(0, dtype), np.zeros(0, np.int32),
                                np.zeros(0, np.int32), [])
+        self._kept_data = np.zeros(0, dtype=object)
         self._pending: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[bytes]]] = []
         self._pending_rows = 0
+        # Whether every row so far came in the order of the parent rule, (parent fingerprint, action
+        # index), and the last parent seen (see _compact).
+        self._in_rule_order = dtype == np.int64
+        self._last_parent: int | None = None
 
     def add(self, child_fps: np.ndarray, parent_fps: np.ndarray, action_indices: np.ndarray,
             action_codes: np.ndarray, data: list[bytes]) -> None:
@@ -190,8 +198,7 @@ class NextLevel:
     def finish(self) -> NewStates:
         """The level's new states, once every transition of the level was added."""
         self._compact()
-        kept = self._kept
-        return attrs.evolve(kept, truncated=self.truncated)
+        return attrs.evolve(self._kept, data=self._kept_data.tolist(), truncated=self.truncated)
 
     def _compact(self) -> None:
         if not self._pending:
@@ -201,29 +208,49 @@ class NextLevel:
         parents = np.concatenate([rows[1] for rows in pending])
         actions = np.concatenate([rows[2] for rows in pending])
         codes = np.concatenate([rows[3] for rows in pending])
-        data = [encoded for rows in pending for encoded in rows[4]]
-        best = _first_per_child(children, parents, actions)
+        data = np.fromiter(chain.from_iterable(rows[4] for rows in pending), dtype=object, count=len(children))
+        # The local BFS expands a level in fingerprint order and each state's actions in index
+        # order, so its rows arrive sorted by (parent fingerprint, action index): the first row of
+        # each child, in a stable sort by child alone, is then the one the parent rule picks. That
+        # order is checked (one pass) rather than assumed; rows in any other order, and 128-bit
+        # fingerprints, are sorted by all three keys.
+        in_order = self._in_rule_order and _in_rule_order(parents, actions, self._last_parent)
+        self._in_rule_order = in_order
+        if in_order:
+            self._last_parent = int(parents[-1])
+        best = _first_per_child(children, parents, actions, in_order)
         best = best[~self.visited.contains(children[best])]
         kept = self._kept
         if len(kept):
-            # Merge with the states kept so far: the parent rule again over both.
+            # Merge with the states kept so far (rows from earlier in the level, so first in the
+            # rule's order): the parent rule again over both.
             children = np.concatenate([kept.fps, children[best]])
             parents = np.concatenate([kept.parent_fps, parents[best]])
             actions = np.concatenate([kept.action_indices, actions[best]])
             codes = np.concatenate([kept.action_codes, codes[best]])
-            data = kept.data + [data[i] for i in best.tolist()]
-            best = _first_per_child(children, parents, actions)
+            data = np.concatenate([self._kept_data, data[best]])
+            best = _first_per_child(children, parents, actions, in_order)
         if self.room is not None and len(best) > self.room:
             best = best[: self.room]  # sorted by fingerprint: the smallest ones fit
             self.truncated = True
-        self._kept = NewStates(children[best], parents[best], actions[best], codes[best],
-                               [data[i] for i in best.tolist()])
+        self._kept = NewStates(children[best], parents[best], actions[best], codes[best], [])
+        self._kept_data = data[best]
 
 
-def _first_per_child(children: np.ndarray, parents: np.ndarray, actions: np.ndarray) -> np.ndarray:
+def _in_rule_order(parents: np.ndarray, actions: np.ndarray, after: int | None) -> bool:
+    """Whether rows are sorted by (parent, action index), each parent's rows together and all of them
+    after the parent ``after`` (the last one of the rows before)."""
+    if after is not None and parents[0] <= after:
+        return False
+    step = parents[1:] >= parents[:-1]
+    same = parents[1:] == parents[:-1]
+    return bool(step.all()) and bool((actions[1:][same] > actions[:-1][same]).all())
+
+
+def _first_per_child(children: np.ndarray, parents: np.ndarray, actions: np.ndarray, in_order: bool) -> np.ndarray:
     """The row of each distinct child with the smallest (parent fingerprint, action index), as row
-    indices sorted by child fingerprint."""
-    order = _sort_order(children, parents, actions)
+    indices sorted by child fingerprint. ``in_order``: the rows are in that order already."""
+    order = np.argsort(children, kind="stable") if in_order else _sort_order(children, parents, actions)
     ordered = children[order]
     first = np.ones(len(order), dtype=bool)
     first[1:] = ordered[1:] != ordered[:-1]

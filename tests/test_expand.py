@@ -7,11 +7,15 @@ import subprocess
 import sys
 from collections.abc import Sequence
 
+import numpy as np
+import pytest
 from toy_models.counter import INC_X, Counter, Counters
 
+from explorer import visited as visited_module
 from explorer.bfs import BfsOptions, run_bfs
 from explorer.expand import ActionNames, PropertySet, expand_batch
 from explorer.fingerprint import as_ints, fingerprint
+from explorer.visited import FingerprintSet, NewStates, NextLevel
 
 
 class OddXIsStuck(Counter):
@@ -86,3 +90,46 @@ def test_a_search_without_checkpoints_does_not_load_pyarrow() -> None:
             "from explorer.bfs import run_bfs; run_bfs(Counter(2)); print('pyarrow' in sys.modules)")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "False"
+
+
+def _rows(seed: int, parents: int, per_parent: int, children: int) -> tuple[np.ndarray, ...]:
+    """Transitions in the local BFS's order: parents ascending, each parent's actions by index; the
+    children drawn from a small range so that many repeat."""
+    rng = np.random.default_rng(seed)
+    parent_fps = np.sort(rng.choice(np.arange(-1000, 1000, dtype=np.int64), parents, replace=False))
+    parent_col = np.repeat(parent_fps, per_parent)
+    action_col = np.tile(np.arange(per_parent, dtype=np.int32), parents)
+    child_col = rng.integers(-children, children, len(parent_col), dtype=np.int64)
+    return child_col, parent_col, action_col
+
+
+def _new_states(rows: tuple[np.ndarray, ...], order: np.ndarray, chunk: int, visited: FingerprintSet) -> NewStates:
+    children, parents, actions = (column[order] for column in rows)
+    level = NextLevel(visited)
+    for start in range(0, len(children), chunk):
+        part = slice(start, start + chunk)
+        level.add(children[part], parents[part], actions[part], actions[part] % 3,
+                  [b"%d" % c for c in children[part].tolist()])
+    return level.finish()
+
+
+def test_next_level_keeps_the_parent_rule_whatever_the_row_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows in the parent rule's order (the stable sort by child) and the same rows shuffled (the
+    three-key sort) give the same new states: per child the smallest (parent, action index), visited
+    ones left out, the bytes following their rows; across compactions of the kept states too."""
+    monkeypatch.setattr(visited_module, "_COMPACT_ROWS", 64)  # many compactions, each merging the kept states
+    rows = _rows(seed=7, parents=300, per_parent=4, children=500)
+    visited = FingerprintSet(64, np.arange(-500, 500, 7, dtype=np.int64))
+    expected: dict[int, tuple[int, int]] = {}
+    for child, parent, action in zip(*(column.tolist() for column in rows), strict=True):
+        if child not in visited and (child not in expected or (parent, action) < expected[child]):
+            expected[child] = (parent, action)
+    in_order = np.arange(len(rows[0]))
+    shuffled = np.random.default_rng(1).permutation(len(rows[0]))
+    for order, chunk in ((in_order, 100), (in_order, 1000), (shuffled, 100)):
+        new = _new_states(rows, order, chunk, visited)
+        assert new.fps.tolist() == sorted(expected)
+        assert list(zip(new.parent_fps.tolist(), new.action_indices.tolist(), strict=True)) == [
+            expected[fp] for fp in sorted(expected)]
+        assert new.data == [b"%d" % fp for fp in sorted(expected)]
+        assert new.action_codes.tolist() == [expected[fp][1] % 3 for fp in sorted(expected)]
