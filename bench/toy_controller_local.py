@@ -16,8 +16,10 @@ import argparse
 import sys
 from pathlib import Path
 
-# The toy models live with the tests (they test the explorers), not in an installed package.
+# The toy models live with the tests (they test the explorers), not in an installed package; the
+# checkout's own explorer comes first, as under pytest, so that a worktree times its own code.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from toy_models.kafka_controller_toy import CONFIGS, KafkaControllerToy
 
