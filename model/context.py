@@ -19,7 +19,8 @@ goes through :meth:`Step.controller_writes_zk`, which fences a zombie from Kafka
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import attrs
 
@@ -57,21 +58,55 @@ class ControllerMovedException(ControllerError):
 
 
 class Step:
+    # The state's tables, sets, brokers and channels, thawed from ``source`` on first use (``__getattr__``), so
+    # that a step pays only for what it reads, and freeze() keeps the parent's tuple for what it never read.
+    # ZooKeeper
+    zk_brokers: dict[int, int]
+    zk_topics: dict[str, tuple[tuple[int, ...], ...]]
+    zk_partitions: dict[TopicPartition, LeaderAndIsr]
+    zk_delete_topics: set[str]
+    zk_isr_change_notifications: set[TopicPartition]
+    zk_reassign_partitions: dict[TopicPartition, tuple[int, ...]]
+    zk_preferred_replica_election: set[TopicPartition]
+    zk_log_dir_event_notifications: set[int]
+    # ControllerContext and TopicDeletionManager (of the acting controller)
+    live_brokers: dict[int, int]
+    assignment: dict[TopicPartition, tuple[int, ...]]
+    leadership: dict[TopicPartition, LeaderAndIsr]
+    partition_state: dict[TopicPartition, PartitionState]
+    replica_state: dict[Replica, ReplicaState]
+    topics_to_be_deleted: set[str]
+    topics_ineligible_for_deletion: set[str]
+    topics_with_deletion_started: set[str]
+    partitions_being_reassigned: dict[TopicPartition, tuple[int, ...]]
+    shutting_down_brokers: set[int]
+    replicas_on_offline_dirs: set[tuple[int, TopicPartition]]
+    # brokers, channels and history
+    brokers: dict[int, BrokerState]
+    channels: dict[int, list[Request]]
+    stray_logs: set[tuple[int, TopicPartition]]
+
+    def __getattr__(self, name: str) -> Any:
+        """Thaws one of the fields above on its first use."""
+        thaw = _THAW.get(name)
+        if thaw is None:
+            raise AttributeError(name)
+        value = thaw(self)
+        self.__dict__[name] = value
+        return value
+
+    def _thawed(self, name: str) -> Any:
+        """The field as the step left it, or None when the step never used it."""
+        return self.__dict__.get(name)
+
     def __init__(self, scenario: Scenario, s: ClusterState, *, acting_zombie: bool = False):
         self.scenario = scenario
         self.replica_table = replica_table(scenario.version)
         self.acting_zombie = acting_zombie
         self.resigned = False  # the acting zombie resigned in this step
-        # ZooKeeper
-        self.zk_brokers: dict[int, int] = dict(s.zk.brokers)
-        self.zk_topics: dict[str, tuple[tuple[int, ...], ...]] = dict(s.zk.topics)
-        self.zk_partitions: dict[TopicPartition, LeaderAndIsr] = dict(s.zk.partitions)
-        self.zk_delete_topics: set[str] = set(s.zk.delete_topics)
+        self.source = s  # the state thawed: freeze() keeps the parts of it the step did not change
+        # ZooKeeper (its tables and sets are thawed on first use: see _THAW)
         self.zk_controller_epoch = s.zk.controller_epoch
-        self.zk_isr_change_notifications: set[TopicPartition] = set(s.zk.isr_change_notifications)
-        self.zk_reassign_partitions: dict[TopicPartition, tuple[int, ...]] = dict(s.zk.reassign_partitions)
-        self.zk_preferred_replica_election: set[TopicPartition] = set(s.zk.preferred_replica_election)
-        self.zk_log_dir_event_notifications: set[int] = set(s.zk.log_dir_event_notifications)
         self.zk_unclean_leader_election_enable = s.zk.unclean_leader_election_enable
         # ControllerContext and TopicDeletionManager (of the zombie, for its steps)
         c: ControllerState
@@ -82,27 +117,13 @@ class Step:
         else:
             c, self.other_controller = s.controller, s.zombie
         self.zombie_epoch = -1 if s.zombie is None else s.zombie.epoch
+        self.source_controller = c
         self.epoch = c.epoch
-        self.live_brokers: dict[int, int] = dict(c.live_brokers)
-        self.assignment: dict[TopicPartition, tuple[int, ...]] = dict(c.assignments)
-        self.leadership: dict[TopicPartition, LeaderAndIsr] = dict(c.leadership)
-        self.partition_state: dict[TopicPartition, PartitionState] = dict(c.partition_states)
-        self.replica_state: dict[Replica, ReplicaState] = dict(c.replica_states)
-        self.topics_to_be_deleted: set[str] = set(c.topics_to_be_deleted)
-        self.topics_ineligible_for_deletion: set[str] = set(c.topics_ineligible_for_deletion)
-        self.topics_with_deletion_started: set[str] = set(c.topics_with_deletion_started)
         self.events: list[ControllerEvent] = list(c.events)
-        self.partitions_being_reassigned: dict[TopicPartition, tuple[int, ...]] = dict(c.partitions_being_reassigned)
-        self.shutting_down_brokers: set[int] = set(c.shutting_down_brokers)
-        self.replicas_on_offline_dirs: set[tuple[int, TopicPartition]] = set(c.replicas_on_offline_dirs)
         # events fired by ZooKeeper watches go to the active controller, also during a zombie's step
         self.watch_events: list[ControllerEvent] = list(s.controller.events) if acting_zombie else self.events
         self.standby_reassignments = s.standby_reassignments
-        # brokers and channels
-        self.brokers: dict[int, BrokerState] = {b.id: b for b in s.brokers}
-        self.channels: dict[int, list[Request]] = {b: list(q) for b, q in s.channels}
         self.budget = s.budget
-        self.stray_logs: set[tuple[int, TopicPartition]] = set(s.history.stray_logs)
         # ControllerBrokerRequestBatch
         self._leader_and_isr: dict[int, dict[TopicPartition, PartitionLeaderState]] = {}
         self._stop_replica: dict[int, list[TopicPartition]] = {}
@@ -137,36 +158,46 @@ class Step:
 
     # ---- freezing ----
     def controller_state(self) -> ControllerState:
-        """The acting controller's context as a frozen value."""
-        return ControllerState(
+        """The acting controller's context as a frozen value (the thawed one when the step left it unchanged)."""
+        c, thawed = self.source_controller, self._thawed
+        if (_CONTROLLER_FIELDS.isdisjoint(self.__dict__) and self.epoch == c.epoch
+                and len(self.events) == len(c.events) and self.events == list(c.events)):
+            return c
+        return _unchanged_or(c, ControllerState(
             epoch=self.epoch,
-            live_brokers=sorted_items(self.live_brokers),
-            assignments=sorted_items(self.assignment),
-            leadership=sorted_items(self.leadership),
-            partition_states=sorted_items(self.partition_state),
-            replica_states=sorted_items(self.replica_state),
-            topics_to_be_deleted=tuple(sorted(self.topics_to_be_deleted)),
-            topics_ineligible_for_deletion=tuple(sorted(self.topics_ineligible_for_deletion)),
-            topics_with_deletion_started=tuple(sorted(self.topics_with_deletion_started)),
-            events=tuple(self.events),
-            partitions_being_reassigned=sorted_items(self.partitions_being_reassigned),
-            shutting_down_brokers=tuple(sorted(self.shutting_down_brokers)),
-            replicas_on_offline_dirs=tuple(sorted(self.replicas_on_offline_dirs)),
-        )
+            live_brokers=_items(thawed("live_brokers"), c.live_brokers),
+            assignments=_items(thawed("assignment"), c.assignments),
+            leadership=_items(thawed("leadership"), c.leadership),
+            partition_states=_items(thawed("partition_state"), c.partition_states),
+            replica_states=_items(thawed("replica_state"), c.replica_states),
+            topics_to_be_deleted=_sorted(thawed("topics_to_be_deleted"), c.topics_to_be_deleted),
+            topics_ineligible_for_deletion=_sorted(thawed("topics_ineligible_for_deletion"),
+                                                   c.topics_ineligible_for_deletion),
+            topics_with_deletion_started=_sorted(thawed("topics_with_deletion_started"),
+                                                 c.topics_with_deletion_started),
+            events=c.events if self.events == list(c.events) else tuple(self.events),
+            partitions_being_reassigned=_items(thawed("partitions_being_reassigned"), c.partitions_being_reassigned),
+            shutting_down_brokers=_sorted(thawed("shutting_down_brokers"), c.shutting_down_brokers),
+            replicas_on_offline_dirs=_sorted(thawed("replicas_on_offline_dirs"), c.replicas_on_offline_dirs),
+        ))
 
     def freeze(self) -> ClusterState:
-        zk = ZkState(
-            brokers=sorted_items(self.zk_brokers),
-            topics=sorted_items(self.zk_topics),
-            partitions=sorted_items(self.zk_partitions),
-            delete_topics=tuple(sorted(self.zk_delete_topics)),
+        z, thawed = self.source.zk, self._thawed
+        zk = z if (_ZK_FIELDS.isdisjoint(self.__dict__) and self.zk_controller_epoch == z.controller_epoch
+                   and self.zk_unclean_leader_election_enable == z.unclean_leader_election_enable
+                   ) else _unchanged_or(z, ZkState(
+            brokers=_items(thawed("zk_brokers"), z.brokers),
+            topics=_items(thawed("zk_topics"), z.topics),
+            partitions=_items(thawed("zk_partitions"), z.partitions),
+            delete_topics=_sorted(thawed("zk_delete_topics"), z.delete_topics),
             controller_epoch=self.zk_controller_epoch,
-            isr_change_notifications=tuple(sorted(self.zk_isr_change_notifications)),
-            reassign_partitions=sorted_items(self.zk_reassign_partitions),
-            preferred_replica_election=tuple(sorted(self.zk_preferred_replica_election)),
-            log_dir_event_notifications=tuple(sorted(self.zk_log_dir_event_notifications)),
+            isr_change_notifications=_sorted(thawed("zk_isr_change_notifications"), z.isr_change_notifications),
+            reassign_partitions=_items(thawed("zk_reassign_partitions"), z.reassign_partitions),
+            preferred_replica_election=_sorted(thawed("zk_preferred_replica_election"), z.preferred_replica_election),
+            log_dir_event_notifications=_sorted(thawed("zk_log_dir_event_notifications"),
+                                                z.log_dir_event_notifications),
             unclean_leader_election_enable=self.zk_unclean_leader_election_enable,
-        )
+        ))
         acting = self.controller_state()
         if self.acting_zombie:
             assert self.other_controller is not None
@@ -197,17 +228,23 @@ class Step:
             preferred_elections_completed=tuple(self.preferred_elections_completed),
             zk_write_fenced=self.zk_write_fenced,
         )
-        channels = self.channels
+        source = self.source
+        channels = self._thawed("channels")
         if self.acting_zombie and zombie is None:
             # onControllerResignation: ControllerChannelManager.shutdown drops what it had not sent
-            channels = {b: [r for r in q if r.controller_epoch != acting.epoch] for b, q in channels.items()}
+            channels = {b: [r for r in q if r.controller_epoch != acting.epoch] for b, q in self.channels.items()}
+        brokers = self._thawed("brokers")
+        stray_logs = self._thawed("stray_logs")
         return ClusterState(
             zk=zk,
             controller=controller,
-            brokers=tuple(self.brokers[b] for b in sorted(self.brokers)),
-            channels=tuple((b, tuple(q)) for b, q in sorted(channels.items()) if q),
+            brokers=source.brokers if brokers is None else _unchanged_or(
+                source.brokers, tuple(brokers[b] for b in sorted(brokers))),
+            channels=source.channels if channels is None else _unchanged_or(
+                source.channels, tuple((b, tuple(q)) for b, q in sorted(channels.items()) if q)),
             budget=self.budget,
-            history=History(tuple(sorted(self.stray_logs))),
+            history=source.history if stray_logs is None else _unchanged_or(
+                source.history, History(_sorted(stray_logs, source.history.stray_logs))),
             log=log,
             zombie=zombie,
             standby_reassignments=self.standby_reassignments,
@@ -400,3 +437,58 @@ class Step:
 
     def with_budget(self, budget: Budget) -> None:
         self.budget = budget
+
+
+def _items(d: dict[Any, Any] | None, before: tuple[tuple[Any, Any], ...]) -> tuple[tuple[Any, Any], ...]:
+    """``sorted_items(d)``; ``before`` itself when the step never thawed the table (``d`` None) or left it
+    holding the same items (an unchanged field keeps its tuple: no sort, and its part stays the same object
+    for the codec)."""
+    if d is None or (len(d) == len(before) and d == dict(before)):
+        return before
+    return sorted_items(d)
+
+
+def _sorted(values: set[Any] | None, before: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``tuple(sorted(values))``; ``before`` itself when the step never thawed the set or left it holding the
+    same values."""
+    if values is None or (len(values) == len(before) and values.issuperset(before)):
+        return before
+    return tuple(sorted(values))
+
+
+def _unchanged_or(before: Any, after: Any) -> Any:
+    """``before`` when ``after`` is equal to it: a part the step did not change stays the same object, which
+    the codec then writes by copying the bytes it remembers for it (see :class:`~model.cluster.Codec`)."""
+    return before if after == before else after
+
+
+#: How each lazily thawed field of a :class:`Step` is made from the state (or the acting controller) it thaws.
+_THAW: dict[str, Callable[[Step], Any]] = {
+    "zk_brokers": lambda st: dict(st.source.zk.brokers),
+    "zk_topics": lambda st: dict(st.source.zk.topics),
+    "zk_partitions": lambda st: dict(st.source.zk.partitions),
+    "zk_delete_topics": lambda st: set(st.source.zk.delete_topics),
+    "zk_isr_change_notifications": lambda st: set(st.source.zk.isr_change_notifications),
+    "zk_reassign_partitions": lambda st: dict(st.source.zk.reassign_partitions),
+    "zk_preferred_replica_election": lambda st: set(st.source.zk.preferred_replica_election),
+    "zk_log_dir_event_notifications": lambda st: set(st.source.zk.log_dir_event_notifications),
+    "live_brokers": lambda st: dict(st.source_controller.live_brokers),
+    "assignment": lambda st: dict(st.source_controller.assignments),
+    "leadership": lambda st: dict(st.source_controller.leadership),
+    "partition_state": lambda st: dict(st.source_controller.partition_states),
+    "replica_state": lambda st: dict(st.source_controller.replica_states),
+    "topics_to_be_deleted": lambda st: set(st.source_controller.topics_to_be_deleted),
+    "topics_ineligible_for_deletion": lambda st: set(st.source_controller.topics_ineligible_for_deletion),
+    "topics_with_deletion_started": lambda st: set(st.source_controller.topics_with_deletion_started),
+    "partitions_being_reassigned": lambda st: dict(st.source_controller.partitions_being_reassigned),
+    "shutting_down_brokers": lambda st: set(st.source_controller.shutting_down_brokers),
+    "replicas_on_offline_dirs": lambda st: set(st.source_controller.replicas_on_offline_dirs),
+    "brokers": lambda st: {b.id: b for b in st.source.brokers},
+    "channels": lambda st: {b: list(q) for b, q in st.source.channels},
+    "stray_logs": lambda st: set(st.source.history.stray_logs),
+}
+_ZK_FIELDS = frozenset(name for name in _THAW if name.startswith("zk_"))
+_CONTROLLER_FIELDS = frozenset(("live_brokers", "assignment", "leadership", "partition_state", "replica_state",
+                                "topics_to_be_deleted", "topics_ineligible_for_deletion",
+                                "topics_with_deletion_started", "partitions_being_reassigned",
+                                "shutting_down_brokers", "replicas_on_offline_dirs"))
