@@ -179,6 +179,8 @@ def _epoch_monotonic(scenario: Scenario) -> Check:
     def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
         for where, before, after in (("zookeeper", prev.zk.partitions, nxt.zk.partitions),
                                      ("controller", prev.controller.leadership, nxt.controller.leadership)):
+            if after is before:
+                continue  # the step kept the table (model/context.py keeps what it did not change)
             after_map = dict(after)
             for tp, lai in before:
                 new = after_map.get(tp)
@@ -186,7 +188,7 @@ def _epoch_monotonic(scenario: Scenario) -> Check:
                     return {"partition": _tp(tp), "where": where, "leader_epoch": [lai.leader_epoch, new.leader_epoch],
                             "zk_version": [lai.zk_version, new.zk_version]}
         for b0, b1 in zip(prev.brokers, nxt.brokers, strict=True):
-            if not (b0.alive and b1.alive and b0.epoch == b1.epoch):
+            if b0.partitions is b1.partitions or not (b0.alive and b1.alive and b0.epoch == b1.epoch):
                 continue
             after_hosted = {h.partition: h for h in b1.partitions}
             for h in b0.partitions:
@@ -223,6 +225,8 @@ def _transitions_follow_table(scenario: Scenario) -> Check:
             before, after = dict(nxt.log.initial_replica_states), dict(nxt.controller.replica_states)
         elif nxt.controller.epoch != prev.controller.epoch:
             return None  # a new controller was elected: its context starts empty
+        elif not nxt.log.replica_transitions and nxt.controller.replica_states is prev.controller.replica_states:
+            return None  # no change recorded, and the step kept the table
         else:
             before, after = dict(prev.controller.replica_states), dict(nxt.controller.replica_states)
         walked: dict[Any, ReplicaState] = {}

@@ -683,8 +683,8 @@ class Codec:
         part = self.read_part
         zk = part(rd, rd.zk)
         controller = part(rd, rd.controller)
-        brokers = part(rd, rd.brokers)
-        channels = part(rd, rd.channels)
+        brokers = self.read_parts(rd, rd.brokers)
+        channels = self.read_parts(rd, rd.channels)
         budget = part(rd, rd.budget)
         history = part(rd, rd.history)
         zombie = part(rd, rd.controller) if nxt() else None
@@ -720,6 +720,25 @@ class Codec:
         if n not in lengths:
             lengths.insert(0, n)
             del lengths[MEMO_LENGTHS:]
+        return value
+
+    def read_parts(self, rd: _Reader, read: Any) -> Any:
+        """The tuple of parts at the reader's position, read by ``read()`` (its parts through :meth:`read_part`),
+        as the tuple met before when its bytes were: such a tuple changes with most steps, so it is not
+        looked for by its length first."""
+        if not self.memo_parts:
+            return read()
+        memo = self._read.get(read.__name__)
+        if memo is None:
+            memo = self._read[read.__name__] = _PartMemo()
+        start = rd.position()
+        value = read()
+        key = rd.data[4 * start:4 * rd.position()]
+        known = memo.parts.get(key)
+        if known is not None:
+            return known
+        self._remember(value, key)
+        memo.parts[key] = value
         return value
 
 
