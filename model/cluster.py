@@ -416,6 +416,10 @@ class Codec:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["topic_names"], memo_parts=state["memo_parts"])  # type: ignore[misc]
 
+    def memo_size(self) -> int:
+        """How many parts the memos hold now (at most ``memo_parts``)."""
+        return len(self._written)
+
     def _remember(self, part: Any, data: bytes) -> None:
         if len(self._written) >= self.memo_parts:
             self._written.clear()

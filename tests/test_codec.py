@@ -1,0 +1,141 @@
+"""The Kafka model's canonical encoding (``model.cluster.Codec``) and the parts a step keeps.
+
+The codec remembers the bytes of the parts it read (by object) and the parts behind bytes it read (by
+bytes): these memos must change its speed only. Every test below compares against
+:meth:`Codec.encode_plain`, the codec without memos, over every state of a few small shipped scenarios,
+including a codec whose memos are emptied all the time, a codec that travelled through pickle (as to a
+Spark worker), and a fresh Python process with another hash seed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from kmc.compose import model_for, resolve_scenario
+from model.cluster import ClusterState, Codec
+from model.context import Step
+from model.kafka_model import KafkaControllerModel
+
+#: Small shipped scenarios with between them brokers dying and restarting, deletions, a reassignment, a
+#: controlled shutdown and a zombie controller (55 to 1,227 states each); isr-changes (1,469) below.
+SCENARIOS = ("delete-disabled", "reassignment", "controlled-shutdown", "kafka-6082")
+
+
+@cache
+def _explored(name: str) -> tuple[KafkaControllerModel, tuple[ClusterState, ...], tuple[bytes, ...]]:
+    """The scenario's model and every reachable state, breadth first: the successors as the step made
+    them, and each one's bytes from the model's (memoised) codec, the expanded states decoded from
+    those bytes as the local search does."""
+    model = model_for(resolve_scenario(name))
+    states: list[ClusterState] = []
+    encoded: list[bytes] = []
+    seen: set[bytes] = set()
+    frontier = []
+    for s in model.init_states():
+        data = model.encode(s)
+        seen.add(data)
+        states.append(s)
+        encoded.append(data)
+        frontier.append(data)
+    while frontier:
+        next_frontier = []
+        for data in frontier:
+            state = model.decode(data)
+            for action in model.actions(state):
+                child = model.next_state(state, action)
+                if child is None:
+                    continue
+                child_data = model.encode(child)
+                if child_data not in seen:
+                    seen.add(child_data)
+                    states.append(child)
+                    encoded.append(child_data)
+                    next_frontier.append(child_data)
+        frontier = next_frontier
+    return model, tuple(states), tuple(encoded)
+
+
+def _digest(encoded: tuple[bytes, ...]) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    for data in encoded:
+        h.update(len(data).to_bytes(4, "little"))
+        h.update(data)
+    return h.hexdigest()
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_memoised_bytes_are_the_plain_bytes_and_round_trip(name: str) -> None:
+    """For every reachable state, the memoised encoding equals the memo-free one, and decoding it (with the
+    warm codec and with a fresh one) gives back an equal state with the same bytes."""
+    model, states, encoded = _explored(name)
+    fresh = Codec(model.codec.topic_names)
+    for state, data in zip(states, encoded, strict=True):
+        assert model.codec.encode_plain(state) == data
+        back = model.decode(data)
+        assert back == state
+        assert model.encode(back) == data
+        again = fresh.decode(data)
+        assert again == state
+        assert fresh.encode(again) == data
+
+
+def test_memos_stay_bounded_and_do_not_change_the_bytes() -> None:
+    """A codec whose memos hold at most 5 parts (emptied over and over) encodes and decodes every state as
+    the plain codec does, and never holds more than its bound."""
+    model, states, encoded = _explored("isr-changes")
+    small = Codec(model.codec.topic_names, memo_parts=5)
+    for state, data in zip(states, encoded, strict=True):
+        back = small.decode(data)
+        assert back == state
+        assert small.encode(back) == data
+        assert small.encode(state) == data
+        assert small.memo_size() <= 5
+    assert 0 < model.codec.memo_size() <= model.codec.memo_parts
+
+
+def test_a_pickled_codec_leaves_its_memos_behind() -> None:
+    """A codec pickled (as the model is for Spark workers) carries no memo and encodes every state to the
+    same bytes."""
+    model, _, encoded = _explored("controlled-shutdown")
+    assert model.codec.memo_size() > 0
+    payload = pickle.dumps(model.codec)
+    travelled = pickle.loads(payload)
+    assert travelled.memo_size() == 0
+    assert len(payload) < 1000
+    assert [travelled.encode(travelled.decode(data)) for data in encoded] == list(encoded)
+
+
+def test_bytes_are_the_same_in_a_fresh_process() -> None:
+    """Another Python process, with another hash seed, encodes every state of a scenario to the same bytes."""
+    name = "controlled-shutdown"
+    _, _, encoded = _explored(name)
+    script = ("import sys, test_codec as t; _, _, encoded = t._explored(sys.argv[1]); print(t._digest(encoded))")
+    tests = Path(__file__).parent
+    env = {**os.environ, "PYTHONHASHSEED": "12345",
+           "PYTHONPATH": os.pathsep.join([str(tests), str(tests.parent), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", script, name], env=env, capture_output=True, text=True, check=True,
+                         timeout=120)
+    assert out.stdout.strip() == _digest(encoded)
+
+
+def test_a_step_keeps_the_parts_it_did_not_change() -> None:
+    """Thawing a state and freezing it again without a change gives back its own parts (the same objects),
+    which the codec writes by copying their remembered bytes."""
+    model, states, _ = _explored("isr-changes")
+    for s in states[:300]:
+        again = Step(model.scenario, s).freeze()
+        assert again == s
+        assert again.zk is s.zk and again.controller is s.controller
+        assert again.brokers is s.brokers and again.channels is s.channels and again.history is s.history
+        step = Step(model.scenario, s)
+        assert step.zk_partitions == dict(s.zk.partitions) and step.brokers == {b.id: b for b in s.brokers}
+        read_only = step.freeze()
+        assert read_only.zk is s.zk and read_only.brokers is s.brokers
