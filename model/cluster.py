@@ -386,18 +386,49 @@ class ClusterState:
 # --------------------------------------------------------------------------------------------
 
 #: Parts each memo of a :class:`Codec` keeps before it is emptied (a bound on its memory).
-MEMO_PARTS = 1 << 15
-#: Encoded lengths of a kind of part that decode() tries before reading the part field by field.
-MEMO_LENGTHS = 32
-
-
+MEMO_PARTS = 1 << 12
 class _PartMemo:
-    """decode()'s memo for one kind of part: the bytes of parts read so far -> the part, and the lengths
-    (in ints) of those most recently met, most recent first."""
+    """decode()'s memo for one kind of part: the bytes of the parts read so far -> the part, and an index to
+    find them without knowing where a part ends: the lengths of the parts known, by their first ``head``
+    bytes (the length of the shortest part known, so every known part has such a head)."""
 
     def __init__(self) -> None:
         self.parts: dict[bytes, Any] = {}
-        self.lengths: list[int] = []
+        self.head = 0
+        self.lengths: dict[bytes, list[int]] = {}  # first ``head`` bytes -> lengths of the known parts
+
+    def find(self, data: bytes, start: int) -> tuple[Any, int] | None:
+        """The known part whose bytes are at ``start`` in ``data``, with its length in bytes. A part's layout is
+        self-delimiting (lengths before sequences), so a known part's complete bytes found there are the bytes
+        of the part there and of no longer one."""
+        lengths = self.lengths.get(data[start:start + self.head])
+        if lengths is not None:
+            parts = self.parts
+            for n in lengths:
+                known = parts.get(data[start:start + n])
+                if known is not None:
+                    return known, n
+        return None
+
+    def add(self, key: bytes, part: Any) -> None:
+        self.parts[key] = part
+        n = len(key)
+        if not self.head or n < self.head:
+            self.head = n
+            self.lengths = {}
+            for known in self.parts:
+                self._index(known)
+        else:
+            self._index(key)
+
+    def _index(self, key: bytes) -> None:
+        lengths = self.lengths.setdefault(key[:self.head], [])
+        if len(key) not in lengths:
+            lengths.append(len(key))
+
+    def clear(self) -> None:
+        self.parts.clear()
+        self.lengths.clear()
 
 
 class Codec:
@@ -424,7 +455,7 @@ class Codec:
         if len(self._written) >= self.memo_parts:
             self._written.clear()
             for memo in self._read.values():
-                memo.parts.clear()
+                memo.clear()
         self._written[id(part)] = (part, data)
 
     # ---- encoding ----
@@ -697,39 +728,27 @@ class Codec:
                             standby_reassignments=standby)
 
     def read_part(self, rd: _Reader, read: Any) -> Any:
-        """The part at the reader's position: one met before, found by its bytes, or ``read()``.
-
-        A part's layout is self-delimiting (lengths before sequences), so a part's complete bytes found
-        at the position are the bytes of that part and of no longer one.
-        """
+        """The part at the reader's position: one met before, found by its bytes, or ``read()``."""
         if not self.memo_parts:
             return read()
         memo = self._read.get(read.__name__)
         if memo is None:
             memo = self._read[read.__name__] = _PartMemo()
-        start = rd.position()
-        data, parts, lengths = rd.data, memo.parts, memo.lengths
-        for i, n in enumerate(lengths):
-            known = parts.get(data[4 * start:4 * (start + n)])
-            if known is not None:
-                rd.seek(start + n)
-                if i:
-                    lengths.insert(0, lengths.pop(i))
-                return known
+        start = 4 * rd.position()
+        found = memo.find(rd.data, start)
+        if found is not None:
+            rd.seek((start + found[1]) // 4)
+            return found[0]
         value = read()
-        n = rd.position() - start
-        key = data[4 * start:4 * (start + n)]
+        key = rd.data[start:4 * rd.position()]
         self._remember(value, key)
-        parts[key] = value
-        if n not in lengths:
-            lengths.insert(0, n)
-            del lengths[MEMO_LENGTHS:]
+        memo.add(key, value)
         return value
 
     def read_parts(self, rd: _Reader, read: Any) -> Any:
         """The tuple of parts at the reader's position, read by ``read()`` (its parts through :meth:`read_part`),
         as the tuple met before when its bytes were: such a tuple changes with most steps, so it is not
-        looked for by its length first."""
+        looked for before it is read."""
         if not self.memo_parts:
             return read()
         memo = self._read.get(read.__name__)
@@ -742,7 +761,7 @@ class Codec:
         if known is not None:
             return known
         self._remember(value, key)
-        memo.parts[key] = value
+        memo.add(key, value)
         return value
 
 
