@@ -95,10 +95,6 @@ class Step:
         self.__dict__[name] = value
         return value
 
-    def _thawed(self, name: str) -> Any:
-        """The field as the step left it, or None when the step never used it."""
-        return self.__dict__.get(name)
-
     def __init__(self, scenario: Scenario, s: ClusterState, *, acting_zombie: bool = False):
         self.scenario = scenario
         self.replica_table = replica_table(scenario.version)
@@ -159,7 +155,7 @@ class Step:
     # ---- freezing ----
     def controller_state(self) -> ControllerState:
         """The acting controller's context as a frozen value (the thawed one when the step left it unchanged)."""
-        c, thawed = self.source_controller, self._thawed
+        c, thawed = self.source_controller, self.__dict__.get  # a field as the step left it, or None: never used
         if (_CONTROLLER_FIELDS.isdisjoint(self.__dict__) and self.epoch == c.epoch
                 and len(self.events) == len(c.events) and self.events == list(c.events)):
             return c
@@ -182,7 +178,7 @@ class Step:
         ))
 
     def freeze(self) -> ClusterState:
-        z, thawed = self.source.zk, self._thawed
+        z, thawed = self.source.zk, self.__dict__.get
         zk = z if (_ZK_FIELDS.isdisjoint(self.__dict__) and self.zk_controller_epoch == z.controller_epoch
                    and self.zk_unclean_leader_election_enable == z.unclean_leader_election_enable
                    ) else _unchanged_or(z, ZkState(
@@ -229,12 +225,12 @@ class Step:
             zk_write_fenced=self.zk_write_fenced,
         )
         source = self.source
-        channels = self._thawed("channels")
+        channels = thawed("channels")
         if self.acting_zombie and zombie is None:
             # onControllerResignation: ControllerChannelManager.shutdown drops what it had not sent
             channels = {b: [r for r in q if r.controller_epoch != acting.epoch] for b, q in self.channels.items()}
-        brokers = self._thawed("brokers")
-        stray_logs = self._thawed("stray_logs")
+        brokers = thawed("brokers")
+        stray_logs = thawed("stray_logs")
         return ClusterState(
             zk=zk,
             controller=controller,
