@@ -58,7 +58,7 @@ class ControllerMovedException(ControllerError):
 
 
 class Step:
-    # The state's tables, sets, brokers and channels, thawed from ``source`` on first use (``__getattr__``), so
+    # The state's tables, sets, brokers and channels, thawed from ``source`` on first use (see _Thawed), so
     # that a step pays only for what it reads, and freeze() keeps the parent's tuple for what it never read.
     # ZooKeeper
     zk_brokers: dict[int, int]
@@ -85,15 +85,6 @@ class Step:
     brokers: dict[int, BrokerState]
     channels: dict[int, list[Request]]
     stray_logs: set[tuple[int, TopicPartition]]
-
-    def __getattr__(self, name: str) -> Any:
-        """Thaws one of the fields above on its first use."""
-        thaw = _THAW.get(name)
-        if thaw is None:
-            raise AttributeError(name)
-        value = thaw(self)
-        self.__dict__[name] = value
-        return value
 
     def __init__(self, scenario: Scenario, s: ClusterState, *, acting_zombie: bool = False):
         self.scenario = scenario
@@ -488,3 +479,23 @@ _CONTROLLER_FIELDS = frozenset(("live_brokers", "assignment", "leadership", "par
                                 "topics_to_be_deleted", "topics_ineligible_for_deletion",
                                 "topics_with_deletion_started", "partitions_being_reassigned",
                                 "shutting_down_brokers", "replicas_on_offline_dirs"))
+
+
+class _Thawed:
+    """A field of :class:`Step` thawed on its first use: the value is made then and kept in the step's own
+    ``__dict__``, which Python reads before this (non-data) descriptor from then on; assigning the field
+    writes there too."""
+
+    def __init__(self, name: str, thaw: Callable[[Step], Any]):
+        self.name = name
+        self.thaw = thaw
+
+    def __get__(self, step: Step | None, owner: type | None = None) -> Any:
+        if step is None:
+            return self
+        value = step.__dict__[self.name] = self.thaw(step)
+        return value
+
+
+for _name, _thaw in _THAW.items():
+    setattr(Step, _name, _Thawed(_name, _thaw))
