@@ -137,6 +137,9 @@ def _header(result: ExplorationResult, facts: RunFacts) -> list[str]:
         lines.append(f"**Statistics:** {s.distinct:,} distinct states visited by walks (not an exhaustive "
                      f"search), {s.generated:,} states generated, longest walk {max(s.depth - 1, 0)} steps, "
                      f"{s.seconds:.1f} s; fingerprint collision probability {s.collision_probability:.1E}.")
+    if result.bounds.get("symmetry"):
+        lines += ["", f"**Symmetry reduction:** {md_text(str(result.bounds['symmetry']))}: the counts are of orbits, "
+                      "one state each; traces are of the unreduced model."]
     if result.reason:
         lines += ["", f"**Stopped:** {md_text(result.reason)}."]
     if facts.scenario_description:

@@ -241,6 +241,9 @@ def test_explore_symmetry_reports_its_classes(tmp_path: Path) -> None:
     assert document["symmetry"] == {"enabled": True, "classes": [[2, 3]], "group_order": 2}
     assert document["statistics"]["distinct"] == 1_924
     assert document["bounds"]["symmetry"] == "on; interchangeable brokers {2, 3}"
+    run_dir = Path(document["run_dir"])
+    for report in ("report.txt", "report.md", "report.html"):
+        assert "interchangeable brokers {2, 3}" in (run_dir / report).read_text(), report
     resumed = CliRunner().invoke(main, ["explore", "--resume", document["run_dir"]])
     assert resumed.exit_code == 2 and "cannot be resumed" in resumed.output
     resumed = CliRunner().invoke(main, ["explore", "--resume", document["run_dir"], "--symmetry"])
