@@ -34,6 +34,8 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the checkout's own code, as under pytest
+
 from explorer.bfs import run_bfs
 from explorer.contract import Model
 from explorer.expand import PropertySet, expand

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the toy models
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the checkout's own code, as under pytest
 
 from toy_models.kafka_controller_toy import CONFIGS, KafkaControllerToy
 
