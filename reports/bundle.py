@@ -35,16 +35,22 @@ class BundleError(ValueError):
 
 
 def file_names(document: Mapping[str, Any]) -> dict[str, list[str]]:
-    """The bundle's files by format (``summary.json`` under ``json``)."""
-    violations = [d["property"] for d in document.get("discoveries", ()) if d.get("violation") and d.get("trace")]
-    facts = document.get("model_factory")
+    """The bundle's files by format (``summary.json`` under ``json``); :class:`BundleError` when the
+    document's discoveries are not a list of objects naming their property."""
+    try:
+        violations = [d["property"] for d in document.get("discoveries", ()) if d.get("violation") and d.get("trace")]
+        itf = [itf_file_name(name) for name in violations]
+        replay = [replay_file_name(name) for name in violations] if document.get("model_factory") else []
+    except (AttributeError, KeyError, TypeError) as e:
+        raise BundleError(f"summary.json lacks or garbles a field the reports need (discoveries: {e!r}); re-run the "
+                          "exploration to write a complete bundle.") from None
     return {
         "json": ["summary.json"],
         "text": ["report.txt"],
         "md": ["report.md"],
         "html": ["report.html"],
-        "itf": [itf_file_name(name) for name in violations],
-        "replay": [replay_file_name(name) for name in violations] if facts else [],
+        "itf": itf,
+        "replay": replay,
     }
 
 

@@ -189,6 +189,13 @@ def test_kmc_report_refuses_what_is_not_a_bundle(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "schema version 1" in result.stderr
     with pytest.raises(BundleError, match="lacks or garbles"):
         load_document({"schema_version": 2})
+    # Found by the slow fuzz of run files: discoveries that are not a list of objects were read before the check.
+    for discoveries in (False, "text", {"property": "p"}, [{"violation": True, "trace": [], "property": 1}],
+                        [{"violation": True, "trace": [{}]}]):
+        (tmp_path / "summary.json").write_text(json.dumps({"schema_version": 2, "discoveries": discoveries}),
+                                               encoding="utf-8")
+        result = kmc("report", str(tmp_path))
+        assert result.exit_code == 2 and "lacks or garbles" in result.stderr, (discoveries, result.stderr)
 
 
 def test_explore_prints_whole_states_unless_difftrace(tmp_path: Path) -> None:
