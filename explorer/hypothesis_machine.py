@@ -147,13 +147,20 @@ class ModelMachine(RuleBasedStateMachine):
         self.properties = PropertySet.of(properties)
         self.kinds = {p.name: p.kind for p in properties}
         self.order = {p.name: i for i, p in enumerate(properties)}
-        self.initial = initial
-        state = model.init_states()[initial]
         if self.collector is not None:
             self.collector.examples += 1
+        self._begin_walk(initial)
+
+    def _begin_walk(self, initial: int) -> None:
+        """Stand on initial state ``initial`` with an empty path (an example's first walk, or a restart)."""
+        assert self.model is not None
+        self.path, self.action_indices = [], []
+        self.initial = initial
+        state = self.model.init_states()[initial]
+        if self.collector is not None:
             self.collector.walks += 1
             self.collector.initial_states += 1
-        self._arrive(state, fingerprint(model.encode(state)), None)
+        self._arrive(state, fingerprint(self.model.encode(state)), None)
 
     @rule(data=st.data())
     def step(self, data: st.DataObject) -> None:
@@ -181,13 +188,7 @@ class ModelMachine(RuleBasedStateMachine):
         count = len(self.model.init_states())
         initial = _draw_index(data, count, "initial state")
         note(f"restart from initial state {initial}")
-        self.path, self.action_indices = [], []
-        self.initial = initial
-        state = self.model.init_states()[initial]
-        if self.collector is not None:
-            self.collector.walks += 1
-            self.collector.initial_states += 1
-        self._arrive(state, fingerprint(self.model.encode(state)), None)
+        self._begin_walk(initial)
 
     @invariant()
     def properties_hold(self) -> None:
