@@ -529,15 +529,9 @@ class Codec:
         w(len(zk.delete_topics))
         out.extend(ti[t] for t in zk.delete_topics)
         w(zk.controller_epoch)
-        w(len(zk.isr_change_notifications))
-        for t, p in zk.isr_change_notifications:
-            w(ti[t])
-            w(p)
+        self._tps(out, zk.isr_change_notifications)
         self._replica_lists(out, zk.reassign_partitions)
-        w(len(zk.preferred_replica_election))
-        for t, p in zk.preferred_replica_election:
-            w(ti[t])
-            w(p)
+        self._tps(out, zk.preferred_replica_election)
         w(len(zk.log_dir_event_notifications))
         out.extend(zk.log_dir_event_notifications)
         w(zk.unclean_leader_election_enable)
@@ -562,17 +556,11 @@ class Codec:
             out.extend(h.replicas)
             w(h.controller_epoch)
             w(h.fetching)
-        w(len(br.logs))
-        for t, p in br.logs:
-            w(ti[t])
-            w(p)
+        self._tps(out, br.logs)
         w(len(br.metadata_live_brokers))
         out.extend(br.metadata_live_brokers)
         self._metadata(out, br.metadata_partitions)
-        w(len(br.offline_logs))
-        for t, p in br.offline_logs:
-            w(ti[t])
-            w(p)
+        self._tps(out, br.offline_logs)
         w(br.controlled_shutdown)
 
     def _request(self, out: list[int], rq: Request) -> None:
@@ -596,10 +584,7 @@ class Codec:
             w(ls.is_new)
             w(ls.zk_version)
             w(ls.controller_epoch)
-        w(len(rq.partitions))
-        for t, p in rq.partitions:
-            w(ti[t])
-            w(p)
+        self._tps(out, rq.partitions)
         w(len(rq.live_brokers))
         out.extend(rq.live_brokers)
         self._metadata(out, rq.metadata_states)
@@ -670,10 +655,7 @@ class Codec:
         for ev in c.events:
             w(ev.kind)
             w(ev.broker)
-            w(len(ev.partitions))
-            for t, p in ev.partitions:
-                w(ti[t])
-                w(p)
+            self._tps(out, ev.partitions)
             w(ev.error)
             w(ti[ev.topic])
             w(ev.request_epoch)
@@ -685,6 +667,14 @@ class Codec:
             w(b)
             w(ti[t])
             w(p)
+
+    def _tps(self, out: list[int], tps: tuple[TopicPartition, ...]) -> None:
+        """A length-prefixed list of partitions (read back by ``_Reader.tps``)."""
+        ti = self.topic_index
+        out.append(len(tps))
+        for t, p in tps:
+            out.append(ti[t])
+            out.append(p)
 
     def _replica_lists(self, out: list[int], lists: tuple[tuple[TopicPartition, tuple[int, ...]], ...]) -> None:
         out.append(len(lists))
