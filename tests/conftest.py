@@ -9,7 +9,12 @@ and ``KMC_HYPOTHESIS_PROFILE=dev`` asks for random, longer runs):
 * ``dev``: random examples, more of them, and the reproduction blob printed with a failure.
 
 Both drop Hypothesis's deadline and its too-slow health checks: one step of the Kafka model can
-take milliseconds, and stateful examples are long by design.
+take milliseconds, and stateful examples are long by design. Both leave out ``Phase.explain``, as
+``kmc simulate --hypothesis`` does (``explorer.hypothesis_machine.hypothesis_settings``): it re-runs
+variants of a shrunk example to comment on which draws matter, and since Hypothesis 6.166.0 it varies
+every ``st.data()`` draw, which is every step of a state machine's example, so one failing test spent
+Hypothesis's whole five-minute shrinking allowance there. A test's verdict must not depend on how
+far shrinking got in its time: see ``tests/test_invariant_suite.py``.
 
 ``pytest --kmc-scenario FILE`` runs the Hypothesis state machine on the scenario in ``FILE`` (see
 ``tests/test_invariant_suite.py``); a violation fails with the shrunk counterexample, step by step.
@@ -20,16 +25,19 @@ from __future__ import annotations
 import os
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 PROFILE_VARIABLE = "KMC_HYPOTHESIS_PROFILE"
 PROFILES = ("ci", "dev")
 
 _RELAXED = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+#: Every phase but ``Phase.explain`` (see the module docstring).
+PHASES = tuple(phase for phase in Phase if phase is not Phase.explain)
 
-settings.register_profile("ci", derandomize=True, max_examples=25, deadline=None,
+settings.register_profile("ci", derandomize=True, max_examples=25, deadline=None, phases=PHASES,
                           suppress_health_check=_RELAXED, print_blob=False)
-settings.register_profile("dev", max_examples=100, deadline=None, suppress_health_check=_RELAXED, print_blob=True)
+settings.register_profile("dev", max_examples=100, deadline=None, phases=PHASES, suppress_health_check=_RELAXED,
+                          print_blob=True)
 
 _profile = os.environ.get(PROFILE_VARIABLE, "ci")
 if _profile not in PROFILES:

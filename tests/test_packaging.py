@@ -1,0 +1,53 @@
+"""What the tests run with: every dependency that ``pyproject.toml`` names is pinned in ``constraints.txt``
+(which the README's install lines and ``.ci/run`` install with), and the environment running the tests has
+exactly the pinned versions, so that a verdict of the suite is a verdict on the versions a new user gets."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from importlib import metadata
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _name(requirement: str) -> str:
+    """A requirement's distribution name, normalised as PyPI does (``pyspark[sql]>=4`` → ``pyspark``)."""
+    match = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", requirement.strip())
+    assert match is not None, requirement
+    return re.sub(r"[-_.]+", "-", match.group(0)).lower()
+
+
+def pins() -> dict[str, str]:
+    """``constraints.txt`` as a map from distribution name to its pinned version."""
+    pinned: dict[str, str] = {}
+    for line in (ROOT / "constraints.txt").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, _, version = line.partition("==")
+            assert version, f"constraints.txt: {line!r} is not pinned with =="
+            pinned[_name(name)] = version.strip()
+    return pinned
+
+
+def declared() -> list[str]:
+    """The distributions ``pyproject.toml`` depends on, the test extra's included."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    requirements = [*project["dependencies"], *project["optional-dependencies"]["test"]]
+    return sorted({_name(r) for r in requirements})
+
+
+def test_every_declared_dependency_is_pinned() -> None:
+    """Each dependency (and test dependency) in pyproject.toml has an exact pin in constraints.txt."""
+    missing = [name for name in declared() if name not in pins()]
+    assert not missing, f"pin these in constraints.txt: {missing}"
+
+
+def test_the_tests_run_with_the_pinned_versions() -> None:
+    """The installed version of every declared dependency is the one constraints.txt pins: install with
+    ``python3 -m pip install -c constraints.txt -e ".[test]"``."""
+    pinned = pins()
+    wrong = {name: (metadata.version(name), pinned[name]) for name in declared()
+             if name in pinned and metadata.version(name) != pinned[name]}
+    assert not wrong, f"installed vs pinned: {wrong}; reinstall with -c constraints.txt"
