@@ -5,15 +5,17 @@ checkpoint is current) and at most one complete ``checkpoint-NNNN-XXXXXX/`` dire
 search as it stood at the *start* of level NNNN: every visited fingerprint with its parent
 transition (``visited.arrow``) and the level's states as canonical bytes (``frontier.arrow``),
 both Arrow IPC files. The counters, the level statistics and the discoveries so far are in the
-manifest, which also records each file's row count and fingerprint checksum
-(:func:`explorer.fingerprint.checksum`) and is sealed with a digest of its own content.
+manifest, which also records each file's row count, fingerprint checksum
+(:func:`explorer.fingerprint.checksum`) and the checksum of the visited states' parent transitions
+(:func:`explorer.integrity.links_checksum`), and is sealed with a digest of its own content.
 
 A checkpoint is written into a temporary directory, renamed, and only then named by the
 manifest; older checkpoints are removed after that. So a process killed at any moment leaves
 either the previous checkpoint or the new one in force, never half of one. On resume every
-count and checksum is compared with the files; a missing, unreadable or altered file, or a
+count and checksum is compared with the files and every frontier state's fingerprint is recomputed
+from its bytes (:class:`explorer.integrity.StoredRows`); a missing, unreadable or altered file, or a
 manifest that cannot be read, is refused with one sentence naming it (:class:`ResumeError`) —
-never recounted silently.
+never recounted silently, never explored on.
 
 Nothing here is pickled: states are stored as the model's canonical bytes and decoded by the
 model, so a run directory is data only.
@@ -35,6 +37,7 @@ import numpy as np
 
 from explorer.contract import PropertyKind
 from explorer.fingerprint import FINGERPRINT_BITS, array_checksum, digest_bytes, fingerprint_array, fingerprint_dtype
+from explorer.integrity import ResumeError, StoredRows, links_checksum
 from explorer.results import LevelStats, Outcome
 from explorer.visited import NO_ACTION, Frontier, Visited
 
@@ -45,16 +48,12 @@ if TYPE_CHECKING:
 # takes no checkpoint does not pay its import (a tenth of a second, 2% of a toy-controller run).
 
 MANIFEST_NAME = "manifest.json"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 ENGINE = "local"
 _VISITED = "visited.arrow"
 _FRONTIER = "frontier.arrow"
 
 _LEVEL_FIELDS = {"depth", "frontier", "generated", "new", "distinct_total", "seconds"}
-
-
-class ResumeError(Exception):
-    """A run directory that cannot be continued as asked: one sentence naming the file and the fix."""
 
 
 @attrs.frozen
@@ -184,7 +183,7 @@ def write_checkpoint(run_dir: Path, manifest: LocalManifest, checkpoint: Checkpo
     name = f"checkpoint-{checkpoint.depth:04d}-{secrets.token_hex(3)}"
     partial = run_dir / f".{name}.partial"
     partial.mkdir(parents=True)
-    visited_checksum = _write_visited(partial / _VISITED, checkpoint.visited, bits)
+    visited_checksum, visited_links = _write_visited(partial / _VISITED, checkpoint.visited, bits)
     frontier_rows, frontier_checksum = _write_frontier(partial / _FRONTIER, checkpoint.frontier, bits)
     final = run_dir / name
     os.replace(partial, final)
@@ -193,6 +192,7 @@ def write_checkpoint(run_dir: Path, manifest: LocalManifest, checkpoint: Checkpo
         "depth": checkpoint.depth,
         "visited": len(checkpoint.visited),
         "visited_checksum": visited_checksum,
+        "visited_links": visited_links,
         "frontier": frontier_rows,
         "frontier_checksum": frontier_checksum,
         "generated": checkpoint.generated,
@@ -228,7 +228,9 @@ def remove_stale_checkpoints(run_dir: Path, keep: str | None) -> None:
 
 
 def read_checkpoint(run_dir: Path, manifest: LocalManifest) -> Checkpoint:
-    """The checkpoint the manifest names, after checking each file's row count and checksum."""
+    """The checkpoint the manifest names, after checking each file's row count and checksums and
+    every frontier state's bytes against its fingerprint."""
+    import pyarrow as pa
     import pyarrow.compute as pc
     record = manifest.checkpoint
     assert record is not None
@@ -237,11 +239,19 @@ def read_checkpoint(run_dir: Path, manifest: LocalManifest) -> Checkpoint:
     visited = _read_table(directory / _VISITED, ("fp", "parent_fp", "action_index"))
     frontier = _read_table(directory / _FRONTIER, ("fp", "data"))
     fps = _values(visited.column("fp"), bits, directory / _VISITED)
-    _verify(directory / _VISITED, fps, record["visited"], record["visited_checksum"], bits)
-    frontier_fps = _values(frontier.column("fp"), bits, directory / _FRONTIER)
-    _verify(directory / _FRONTIER, frontier_fps, record["frontier"], record["frontier_checksum"], bits)
     parent_fps = _values(visited.column("parent_fp"), bits, directory / _VISITED)
+    if visited.column("action_index").type != pa.int32():
+        raise ResumeError(f"{directory / _VISITED} stores action indices as {visited.column('action_index').type}, "
+                          "expected int32; the run directory is damaged, so it cannot be resumed: start a new run")
     action_indices = pc.fill_null(visited.column("action_index"), NO_ACTION).to_numpy().astype(np.int32)
+    stored = StoredRows(directory / _VISITED, bits)
+    stored.add(fps, parent_fps, action_indices)
+    stored.check(record["visited"], record["visited_checksum"], record["visited_links"])
+    frontier_fps = _values(frontier.column("fp"), bits, directory / _FRONTIER)
+    data = _binary_values(frontier.column("data"), directory / _FRONTIER)
+    stored = StoredRows(directory / _FRONTIER, bits)
+    stored.add(frontier_fps, data=data)
+    stored.check(record["frontier"], record["frontier_checksum"])
     try:
         visited_set = Visited.unsorted(bits, fps, parent_fps, action_indices)
     except ValueError:
@@ -249,7 +259,6 @@ def read_checkpoint(run_dir: Path, manifest: LocalManifest) -> Checkpoint:
     if visited_set is None or not bool(np.all(visited_set.contains(frontier_fps))):
         raise ResumeError(f"{directory} holds duplicate or unknown fingerprints; the run cannot be resumed, "
                           "start a new one")
-    data = frontier.column("data").to_pylist()
     try:
         return Checkpoint(
             depth=int(record["depth"]),
@@ -289,9 +298,9 @@ def finished(manifest: LocalManifest, outcome: Outcome, reason: str, seconds: fl
 _BATCH_ROWS = 1 << 16
 
 
-def _write_visited(path: Path, visited: Visited, bits: int) -> int:
+def _write_visited(path: Path, visited: Visited, bits: int) -> tuple[int, int]:
     """Write the visited states with their parent transitions as Arrow IPC batches (initial states
-    have null parents); return the checksum of their fingerprints."""
+    have null parents); return the checksums of their fingerprints and of their parent transitions."""
     import pyarrow as pa
     schema = pa.schema([("fp", _fingerprint_type(bits)), ("parent_fp", _fingerprint_type(bits)),
                         ("action_index", pa.int32())])
@@ -306,7 +315,9 @@ def _write_visited(path: Path, visited: Visited, bits: int) -> int:
                 pa.array(actions, pa.int32(), mask=no_parent),
             ], schema=schema))
     _fsync(path)
-    return array_checksum(visited.fps, bits)
+    # An initial state's parent is 0 in memory and null on disk, which reads back as 0.
+    return array_checksum(visited.fps, bits), links_checksum(visited.fps, visited.parent_fps, visited.action_indices,
+                                                             bits)
 
 
 def _write_frontier(path: Path, frontier: Frontier, bits: int) -> tuple[int, int]:
@@ -357,13 +368,13 @@ def _values(column: pa.ChunkedArray, bits: int, path: Path) -> np.ndarray:
     return fingerprint_array(data.to_pybytes()[start : start + len(values) * width], bits)
 
 
-def _verify(path: Path, fps: np.ndarray, rows: Any, expected_checksum: Any, bits: int) -> None:
-    if len(fps) != rows:
-        raise ResumeError(f"{path} holds {len(fps):,} rows where the manifest recorded {rows}; the checkpoint is "
-                          "damaged, so the run cannot be resumed: start a new one")
-    if array_checksum(fps, bits) != expected_checksum:
-        raise ResumeError(f"{path} does not match the fingerprint checksum the manifest recorded; the checkpoint "
-                          "is damaged, so the run cannot be resumed: start a new one")
+def _binary_values(column: pa.ChunkedArray, path: Path) -> list[bytes]:
+    """A stored column of state bytes (a null or another type is damage, refused naming the file)."""
+    import pyarrow as pa
+    if column.type != pa.binary() or column.null_count:
+        raise ResumeError(f"{path} stores states as {column.type} with {column.null_count} null(s), expected binary "
+                          "without nulls; the run directory is damaged, so it cannot be resumed: start a new run")
+    return column.to_pylist()
 
 
 def _read_table(path: Path, columns: Sequence[str]) -> pa.Table:
@@ -371,23 +382,26 @@ def _read_table(path: Path, columns: Sequence[str]) -> pa.Table:
     import pyarrow.feather as feather
     try:
         table = feather.read_table(str(path), memory_map=False)
+        table.validate(full=True)  # offsets and lengths within their buffers, before any value is read
+        names = table.column_names
     except FileNotFoundError:
         raise ResumeError(f"{path} is missing; the checkpoint is incomplete, so the run cannot be resumed: "
                           "start a new one") from None
-    except (OSError, pa.ArrowException) as e:
+    except (OSError, pa.ArrowException, ValueError) as e:  # ValueError: a name that is not UTF-8, among others
         raise ResumeError(f"{path} cannot be read ({_short(e)}); the checkpoint is damaged, so the run cannot "
                           "be resumed: start a new one") from None
-    missing = [c for c in columns if c not in table.column_names]
+    missing = [c for c in columns if c not in names]
     if missing:
         raise ResumeError(f"{path} has no column {missing[0]!r}; the checkpoint is damaged, so the run cannot "
                           "be resumed: start a new one")
-    return table
+    return table.select(list(columns))
 
 
 def _checkpoint_fields(record: Any) -> None:
     if not isinstance(record, dict):
         raise TypeError("checkpoint is not a JSON object")
     for key, kind in (("directory", str), ("depth", int), ("visited", int), ("visited_checksum", int),
+                      ("visited_links", int),
                       ("frontier", int), ("frontier_checksum", int), ("generated", int),
                       ("generated_by_action", dict), ("distinct_by_action", dict), ("levels", list),
                       ("discoveries", list), ("examples_found", list)):

@@ -44,8 +44,8 @@ The driver then picks per property the finding with the smallest
 :meth:`~explorer.results.Candidate.key` and rewrites the manifest. Counterexamples are rebuilt by
 :mod:`spark_explore.trace` from the parent pointers on disk and their evidence recomputed on the
 driver. ``resume`` continues after the last level the manifest records as complete, once every
-level's row count and fingerprint checksum match the manifest (the visited fingerprints are
-read back from the levels).
+level's row count and checksums match the manifest and every stored state's bytes its fingerprint
+(the visited fingerprints are read back from the levels).
 
 ``max_states`` holds within a level as in the local BFS: a level whose new states would exceed it
 keeps only the new states of smallest fingerprint that fit. A time limit or a stop request
@@ -78,6 +78,7 @@ from explorer.checkpoint import ResumeError
 from explorer.contract import Model, ModelFactory, Property
 from explorer.expand import ActionNames, PropertySet, expand_batch
 from explorer.fingerprint import array_checksum, checksum, fingerprint, fingerprints_of
+from explorer.integrity import links_checksum
 from explorer.progress import ProgressPrinter, ProgressSnapshot
 from explorer.results import (
     ActionCoverage,
@@ -89,7 +90,7 @@ from explorer.results import (
     pick_per_property,
 )
 from explorer.stopping import Limits
-from explorer.visited import FingerprintSet, NextLevel
+from explorer.visited import NO_ACTION, FingerprintSet, NextLevel
 from spark_explore.level import (
     FRONTIER_COLUMNS,
     LEVEL_ARROW_SCHEMA,
@@ -256,10 +257,10 @@ def _prepare_run_dir(run_dir: Path, options: SparkBfsOptions, model: Model[Any, 
                 f"{run_dir / MANIFEST_NAME} records a finding of {candidate.property!r} at depth {candidate.depth} "
                 "that this run cannot have made; the manifest is corrupt, start a new run"
             )
-    verify_level(run_dir, 0, manifest.initial_states, manifest.initial_checksum)
+    verify_level(run_dir, 0, manifest.initial_states, manifest.initial_checksum, manifest.initial_links)
     for record in manifest.levels:
         if record.expanded:
-            verify_level(run_dir, record.depth + 1, record.new, record.checksum)
+            verify_level(run_dir, record.depth + 1, record.new, record.checksum, record.links)
     return manifest
 
 
@@ -420,7 +421,8 @@ class _Search:
             schema=LEVEL_ARROW_SCHEMA,
         )
         _write_level_file(level_dir(self.run_dir, 0), table)
-        self.fingerprints.add(fingerprints_of(fps))
+        keys = fingerprints_of(fps)
+        self.fingerprints.add(keys)
         manifest = Manifest(
             scenario_hash=self.options.scenario_hash,
             kmc_version=self.options.kmc_version,
@@ -428,6 +430,7 @@ class _Search:
             initial_states=len(rows),
             initial_generated=generated,
             initial_checksum=checksum(rows),
+            initial_links=links_checksum(keys, np.zeros(len(keys), np.int64), np.full(len(keys), NO_ACTION, np.int32)),
         )
         self._save(manifest)
         return manifest
@@ -526,6 +529,7 @@ class _Search:
         new_fps = np.zeros(0, np.int64)
         new_by_action: dict[str, int] = {}
         level_checksum: int | None = None
+        level_links: int | None = None
         truncated = False
         if generate:
             new = next_level.finish()
@@ -534,8 +538,9 @@ class _Search:
             new_fps, truncated = new.fps, new.truncated
             new_by_action = names.counts(new.action_codes)
             level_checksum = array_checksum(new.fps)
+            level_links = links_checksum(new.fps, new.parent_fps, new.action_indices)
         record = self._record(depth, frontier_size, manifest, clock, generate, generated_by_action, new_by_action,
-                              len(new_fps), level_checksum, truncated)
+                              len(new_fps), level_checksum, level_links, truncated)
         return record, candidates, new_fps
 
     def _expand_on_spark(
@@ -553,6 +558,7 @@ class _Search:
         successors = frontier.mapInArrow(expander, LEVEL_SCHEMA)
         new_by_action: dict[str, int] = {}
         level_checksum: int | None = None
+        level_links: int | None = None
         truncated = False
         new_fps = np.zeros(0, np.int64)
         if generate:
@@ -564,7 +570,8 @@ class _Search:
                 summary = self._truncate_level(depth + 1, room)
                 truncated = True
                 clock.lap("truncate")
-            new_by_action, level_checksum, new_fps = summary.by_action, summary.checksum, summary.fps
+            new_by_action, new_fps = summary.by_action, summary.fps
+            level_checksum, level_links = summary.checksum, summary.links
             _remove_visited_files(self.run_dir)
         else:
             # Checked, not expanded: run the expander for its findings only.
@@ -577,12 +584,12 @@ class _Search:
                 generated_by_action[name] = generated_by_action.get(name, 0) + count
             candidates.extend(self._candidate(finding, depth) for finding in partition.findings)
         record = self._record(depth, frontier_size, manifest, clock, generate, generated_by_action, new_by_action,
-                              len(new_fps), level_checksum, truncated)
+                              len(new_fps), level_checksum, level_links, truncated)
         return record, candidates, new_fps
 
     def _record(self, depth: int, frontier_size: int, manifest: Manifest, clock: _PhaseClock, generate: bool,
                 generated_by_action: dict[str, int], new_by_action: dict[str, int], new: int,
-                level_checksum: int | None, truncated: bool) -> LevelRecord:
+                level_checksum: int | None, level_links: int | None, truncated: bool) -> LevelRecord:
         return LevelRecord(
             depth=depth,
             frontier=frontier_size,
@@ -595,6 +602,7 @@ class _Search:
             new_by_action=dict(sorted(new_by_action.items())),
             phases=clock.phases,
             checksum=level_checksum,
+            links=level_links,
             truncated=truncated,
         )
 

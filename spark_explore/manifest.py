@@ -11,10 +11,12 @@ action, distinct total), and for the run the findings recorded so far (as locate
 evidence is recomputed from the states on disk when the result is built), the SOMETIMES properties
 already satisfied, and, once the search stops, the outcome.
 
-It also records, for every level written, its row count and the checksum of its fingerprints
-(:func:`explorer.fingerprint.checksum`); ``--resume`` compares both with the files before it
-trusts them (:func:`spark_explore.trace.verify_level`), and the manifest is sealed with a digest
-of its own content, so that an edited count is refused too. A manifest that cannot be read is
+It also records, for every level written, its row count, the checksum of its fingerprints
+(:func:`explorer.fingerprint.checksum`) and that of its parent transitions
+(:func:`explorer.integrity.links_checksum`); ``--resume`` compares them with the files, and every
+stored state's bytes with its fingerprint, before it trusts them
+(:func:`spark_explore.trace.verify_level`), and the manifest is sealed with a digest of its own
+content, so that an edited count is refused too. A manifest that cannot be read is
 refused with one sentence naming it (:class:`~explorer.checkpoint.ResumeError`), never guessed at.
 """
 
@@ -33,14 +35,15 @@ from explorer.contract import PropertyKind
 from explorer.results import Candidate, LevelStats
 
 MANIFEST_NAME = "manifest.json"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 
 @attrs.frozen
 class LevelRecord:
     """One expanded (or, at a bound, only checked) level: ``new`` states were first reached at
     ``depth + 1`` and written to the next level's Parquet, whose fingerprints sum to ``checksum``
-    (None when nothing was written). ``truncated``: ``max_states`` kept only part of them."""
+    and whose parent transitions to ``links`` (:func:`explorer.integrity.links_checksum`; both None
+    when nothing was written). ``truncated``: ``max_states`` kept only part of them."""
 
     depth: int
     frontier: int
@@ -53,6 +56,7 @@ class LevelRecord:
     new_by_action: Mapping[str, int] = attrs.field(factory=dict)
     phases: Mapping[str, float] = attrs.field(factory=dict)  # seconds per phase of the level
     checksum: int | None = None
+    links: int | None = None
     truncated: bool = False
 
     def stats(self) -> LevelStats:
@@ -67,6 +71,7 @@ class Manifest:
     initial_states: int  # distinct initial states (level 0)
     initial_generated: int  # initial states as generated, duplicates included (TLC counts them)
     initial_checksum: int = 0  # of the fingerprints of level 0
+    initial_links: int = 0  # of the parent transitions of level 0 (none: parent 0, no action)
     levels: tuple[LevelRecord, ...] = ()
     recorded: tuple[Candidate, ...] = ()  # the reported finding per property, in report order
     completed: bool = False
@@ -98,6 +103,7 @@ class Manifest:
             "initial_states": self.initial_states,
             "initial_generated": self.initial_generated,
             "initial_checksum": self.initial_checksum,
+            "initial_links": self.initial_links,
             "completed": self.completed,
             "outcome": self.outcome,
             "reason": self.reason,
@@ -136,6 +142,7 @@ class Manifest:
             initial_states=_of(data, "initial_states", int),
             initial_generated=_of(data, "initial_generated", int),
             initial_checksum=_of(data, "initial_checksum", int),
+            initial_links=_of(data, "initial_links", int),
             levels=levels,
             recorded=tuple(
                 Candidate(
@@ -170,12 +177,13 @@ def _checked_level(level: Any) -> dict[str, Any]:
         raise TypeError("a level is not a JSON object")
     for key, kind in _LEVEL_FIELDS.items():
         _of(level, key, kind)
-    if level.get("checksum") is not None:
-        _of(level, "checksum", int)
+    for key in ("checksum", "links"):
+        if level.get(key) is not None:
+            _of(level, key, int)
     for key, kind in (("generated_by_action", int), ("new_by_action", int), ("phases", (int, float))):
         for name, value in level[key].items():
             _of({name: value}, name, kind)
-    unknown = set(level) - {*_LEVEL_FIELDS, "checksum"}
+    unknown = set(level) - {*_LEVEL_FIELDS, "checksum", "links"}
     if unknown:
         raise KeyError(sorted(unknown)[0])
     return dict(level)

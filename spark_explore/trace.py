@@ -11,13 +11,15 @@ the state decoded from disk (and, for a transition property, on the transition r
 so the discovery carries the very evidence object the local BFS would report. A property that
 finds nothing on the replayed state means the model is not deterministic, and says so.
 
-:func:`level_summary` reads a written level's row count and fingerprint checksum (recorded in the
-manifest), and :func:`verify_level` compares them with the files again before a resumed run
-trusts a level.
+:func:`level_summary` reads a written level's row count and checksums (recorded in the manifest),
+and :func:`verify_level` compares them with the files again, and every state's bytes with its
+fingerprint (:class:`explorer.integrity.StoredRows`, the local checkpoints' check), before a resumed
+run trusts a level.
 """
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -31,7 +33,9 @@ import pyarrow.dataset as ds
 from explorer.checkpoint import ResumeError
 from explorer.contract import Model, Property
 from explorer.fingerprint import array_checksum, fingerprint
+from explorer.integrity import StoredRows, links_checksum
 from explorer.results import Candidate, Discovery
+from explorer.visited import NO_ACTION
 
 LEVELS_DIR = "levels"
 
@@ -60,29 +64,43 @@ def read_level_row(run_dir: Path, depth: int, fp: int, columns: Sequence[str]) -
 @attrs.frozen
 class LevelSummary:
     """What the files of a written level hold: states per action name of their parent transition,
-    the row count, the checksum of the fingerprints and the fingerprints themselves."""
+    the row count, the checksums of the fingerprints and of the parent transitions, and the
+    fingerprints themselves."""
 
     by_action: dict[str, int]
     rows: int
     checksum: int
+    links: int
     fps: np.ndarray = attrs.field(eq=False, repr=False)
 
 
 def level_summary(directory: Path) -> LevelSummary:
     """Count a written level from its committed files rather than by Spark metrics, which a retried
-    task could count twice; reading the fingerprints and one dictionary-encoded column is cheap."""
-    table = ds.dataset(directory, format="parquet").to_table(columns=["fp", "action_name"])
+    task could count twice; reading the fingerprints, the parent transitions and one
+    dictionary-encoded column is cheap."""
+    table = ds.dataset(directory, format="parquet").to_table(columns=["fp", "parent_fp", "action_index",
+                                                                      "action_name"])
     by_action: dict[str, int] = {}
     if table.num_rows:
         counts = table.column("action_name").value_counts()
         by_action = {str(entry["values"]): int(entry["counts"]) for entry in counts.to_pylist()}
-    return LevelSummary(by_action, table.num_rows, fingerprint_checksum(table.column("fp")),
-                        fingerprints(table.column("fp")))
+    fps = fingerprints(table.column("fp"))
+    parents, actions = parent_transitions(table)
+    return LevelSummary(by_action, table.num_rows, array_checksum(fps), links_checksum(fps, parents, actions), fps)
 
 
-def fingerprints(fps: pa.ChunkedArray) -> np.ndarray:
+def parent_transitions(table: pa.Table | pa.RecordBatch) -> tuple[np.ndarray, np.ndarray]:
+    """The ``parent_fp`` and ``action_index`` columns as arrays (an initial state's nulls read as 0
+    and :data:`explorer.visited.NO_ACTION`, as the local BFS keeps them)."""
+    parents = pc.fill_null(table.column("parent_fp"), 0)
+    actions = pc.fill_null(table.column("action_index"), NO_ACTION)
+    return (np.asarray(parents.to_numpy(), dtype=np.int64) if len(parents) else np.zeros(0, np.int64),
+            np.asarray(actions.to_numpy(), dtype=np.int32) if len(actions) else np.zeros(0, np.int32))
+
+
+def fingerprints(fps: pa.ChunkedArray | pa.Array) -> np.ndarray:
     """A column of 64-bit fingerprints as an int64 array."""
-    return np.asarray(fps.to_numpy(), dtype=np.int64) if fps.num_chunks else np.zeros(0, dtype=np.int64)
+    return np.asarray(fps.to_numpy(), dtype=np.int64) if len(fps) else np.zeros(0, dtype=np.int64)
 
 
 def level_fingerprints(run_dir: Path, depth: int) -> np.ndarray:
@@ -96,26 +114,73 @@ def fingerprint_checksum(fps: pa.ChunkedArray) -> int:
     return array_checksum(fingerprints(fps))
 
 
-def verify_level(run_dir: Path, depth: int, rows: int, checksum: int | None) -> None:
-    """Check that level ``depth`` on disk holds ``rows`` rows whose fingerprints sum to ``checksum``;
-    raise :class:`~explorer.checkpoint.ResumeError` naming the level otherwise."""
+def verify_level(run_dir: Path, depth: int, rows: int, checksum: int | None, links: int | None) -> None:
+    """Check that level ``depth`` on disk holds ``rows`` rows whose fingerprints and parent transitions
+    have the checksums the manifest recorded, and that every state's bytes match its fingerprint;
+    raise :class:`~explorer.checkpoint.ResumeError` naming the level otherwise. The level is read in
+    batches, so that checking it costs little memory."""
     directory = level_dir(run_dir, depth)
     if not directory.is_dir():
         raise ResumeError(f"{directory} is missing; the run directory is incomplete, so it cannot be resumed: "
                           "start a new run")
+    _verify_file_checksums(directory)
+    stored = StoredRows(directory)
     try:
-        table = ds.dataset(directory, format="parquet").to_table(columns=["fp"])
+        dataset = ds.dataset(directory, format="parquet")
+        types = {field.name: field.type for field in dataset.schema}
+        for name, kind in _STORED_TYPES.items():
+            if types.get(name) != kind:
+                raise ResumeError(f"{directory} stores {name} as {types.get(name)}, expected {kind}; the run "
+                                  "directory is damaged, so it cannot be resumed: start a new run")
+        for batch in dataset.to_batches(columns=list(_STORED_TYPES), batch_size=_VERIFY_BATCH):
+            data = batch.column("data")
+            if data.null_count:
+                raise ResumeError(f"{directory} holds states without bytes; the run directory is damaged, so it "
+                                  "cannot be resumed: start a new run")
+            parents, actions = parent_transitions(batch)
+            stored.add(fingerprints(batch.column("fp")), parents, actions, data.to_pylist())
     except (OSError, pa.ArrowException) as e:
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise ResumeError(f"{directory} cannot be read ({first[:160]}); the run directory is damaged, so it "
                           "cannot be resumed: start a new run") from None
-    if table.num_rows != rows:
-        raise ResumeError(f"{directory} holds {table.num_rows:,} states where the manifest recorded {rows:,}; the "
-                          "run directory is damaged (a file is missing or was added), so it cannot be resumed: "
-                          "start a new run")
-    if checksum is not None and fingerprint_checksum(table.column("fp")) != checksum:
-        raise ResumeError(f"{directory} does not match the fingerprint checksum the manifest recorded; the run "
-                          "directory is damaged, so it cannot be resumed: start a new run")
+    stored.check(rows, checksum, links)
+
+
+def _verify_file_checksums(directory: Path) -> None:
+    """Check each part file's Parquet magic and, where Spark's file system wrote one, its Hadoop
+    checksum file (``.NAME.crc``: ``crc`` and a NUL, the chunk size, then the CRC-32 of each chunk),
+    which Spark checks when it reads the level again: damage it would fail on is refused here first.
+    Files are read a chunk at a time."""
+    damaged = "the run directory is damaged, so it cannot be resumed: start a new run"
+    for part in sorted(directory.glob("part-*")):
+        sidecar = part.with_name(f".{part.name}.crc")
+        try:
+            with part.open("rb") as stream:
+                head = stream.read(4)
+                stream.seek(max(part.stat().st_size - 4, 0))
+                tail = stream.read(4)
+                if head != b"PAR1" or tail != b"PAR1":
+                    raise ResumeError(f"{part} is not a Parquet file (its magic bytes are altered); {damaged}")
+                if not sidecar.exists():
+                    continue
+                sums = sidecar.read_bytes()
+                chunk = int.from_bytes(sums[4:8], "big")
+                if sums[:4] != b"crc\0" or len(sums) < 8 or (len(sums) - 8) % 4 or chunk <= 0:
+                    raise ResumeError(f"{sidecar} is not a checksum file; {damaged}")
+                stream.seek(0)
+                for offset in range(8, len(sums), 4):
+                    if zlib.crc32(stream.read(chunk)) != int.from_bytes(sums[offset : offset + 4], "big"):
+                        raise ResumeError(f"{part} does not match its checksum file {sidecar.name}; {damaged}")
+                if stream.read(1):
+                    raise ResumeError(f"{part} is longer than its checksum file {sidecar.name} covers; {damaged}")
+        except OSError as e:
+            raise ResumeError(f"{part} cannot be read ({e.strerror}); {damaged}") from None
+
+
+#: The columns a resumed run reads back from a level, with the types they were written with.
+_STORED_TYPES = {"fp": pa.int64(), "parent_fp": pa.int64(), "action_index": pa.int32(), "data": pa.binary()}
+#: States checked per batch when a level is verified.
+_VERIFY_BATCH = 8192
 
 
 def path_to(run_dir: Path, depth: int, fp: int) -> tuple[tuple[int, ...], tuple[int, ...]]:

@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, given, settings
@@ -396,6 +397,7 @@ def stopped_runs(workdir: Path) -> dict[str, Path]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from explorer.integrity import links_checksum
     from kmc import compose
     from spark_explore.manifest import Manifest, write_manifest
     from spark_explore.trace import fingerprint_checksum, level_dir
@@ -424,7 +426,9 @@ def stopped_runs(workdir: Path) -> dict[str, Path]:
     pq.write_table(table, level_dir(spark_run, 0) / "part-00000.parquet")
     write_manifest(spark_run, Manifest(scenario_hash=sc.digest, kmc_version=facts["kmc_version"], master="local[2]",
                                        initial_states=1, initial_generated=1,
-                                       initial_checksum=fingerprint_checksum(table.column("fp"))))
+                                       initial_checksum=fingerprint_checksum(table.column("fp")),
+                                       initial_links=links_checksum(np.array([fingerprint(data)], np.int64),
+                                                                    np.zeros(1, np.int64), np.array([-1], np.int32))))
     return {"local": local, "spark": spark_run}
 
 

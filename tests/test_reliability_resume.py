@@ -9,6 +9,7 @@ Resume trusts nothing it has not checked: every file's row count and fingerprint
 from __future__ import annotations
 
 import json
+from collections import Counter as Counter_
 from pathlib import Path
 from typing import Any
 
@@ -258,3 +259,81 @@ def test_leftovers_of_a_killed_checkpoint_write_are_ignored(tmp_path: Path) -> N
     (tmp_path / ".manifest.json.123456.tmp").write_text('{"half": ')
     assert_same(resumed(Counter(4), tmp_path), run_bfs(Counter(4)))
     assert not (tmp_path / ".checkpoint-0005-abcdef.partial").exists()
+
+
+# -- stored states verified against their bytes ----------------------------------------------------
+
+#: A model whose violation (depth 7) lies beyond the checkpoint the tests below damage (level 4).
+VIOLATING = lambda: Counter(4, sum_limit=7)  # noqa: E731
+
+
+def rewrite_column(path: Path, column: str, change: Any) -> None:
+    """Rewrite one column of an Arrow IPC file with ``change(values)``, keeping its type (an edit a
+    checksum of the fingerprints alone does not see)."""
+    import pyarrow as pa
+    import pyarrow.feather as feather
+
+    table = feather.read_table(str(path))
+    values = change(table.column(column).to_pylist())
+    kind = table.schema.field(column).type
+    table = table.set_column(table.column_names.index(column), column, pa.array(values, kind))
+    feather.write_feather(table, str(path), compression="uncompressed")
+
+
+def test_frontier_states_replaced_by_another_states_bytes_are_refused(tmp_path: Path) -> None:
+    """Frontier rows rewritten with the initial state's bytes, fingerprints and manifest untouched, are
+    refused naming frontier.arrow; explored, they hid the violation behind "no error"."""
+    stopped_at_level(VIOLATING(), tmp_path, 3)
+    frontier = checkpoint_dir(tmp_path) / "frontier.arrow"
+    rewrite_column(frontier, "data", lambda data: [Counter(4).encode((0, 0))] * len(data))
+    with pytest.raises(ResumeError, match=r"frontier.arrow holds 5 state\(s\) whose bytes do not match"):
+        resumed(VIOLATING(), tmp_path)
+
+
+def test_an_edited_action_index_is_refused(tmp_path: Path) -> None:
+    """One parent transition's action index changed in visited.arrow (counts, fingerprints and manifest
+    untouched) is refused naming the file, not replayed into "the model is not deterministic"."""
+    stopped_at_level(VIOLATING(), tmp_path, 3)
+    visited = checkpoint_dir(tmp_path) / "visited.arrow"
+    rewrite_column(visited, "action_index", lambda indices: [None if i is None else 1 - i for i in indices])
+    with pytest.raises(ResumeError, match=r"visited.arrow does not match the checksum of parent transitions"):
+        resumed(VIOLATING(), tmp_path)
+
+
+def flipped_byte_outcomes(tmp_path: Path, step: int) -> Counter_[str]:
+    """Resume a copy of a stopped run once per flipped byte (every ``step``-th byte of both checkpoint
+    files); each must end as the uninterrupted run or be refused naming the file it damaged."""
+    import shutil
+
+    complete = run_bfs(VIOLATING())
+    original = tmp_path / "original"
+    stopped_at_level(VIOLATING(), original, 3)
+    outcomes: Counter_[str] = Counter_()
+    for name in ("frontier.arrow", "visited.arrow"):
+        size = (checkpoint_dir(original) / name).stat().st_size
+        for offset in range(0, size, step):
+            run_dir = tmp_path / "copy"
+            shutil.rmtree(run_dir, ignore_errors=True)
+            shutil.copytree(original, run_dir)
+            path = checkpoint_dir(run_dir) / name
+            data = bytearray(path.read_bytes())
+            data[offset] ^= 0xFF
+            path.write_bytes(bytes(data))
+            try:
+                result = resumed(VIOLATING(), run_dir)
+            except ResumeError as e:
+                assert name in str(e) and "\n" not in str(e), (name, offset, str(e))
+                outcomes["refused"] += 1
+            else:
+                assert_same(result, complete)
+                outcomes["uninterrupted verdict"] += 1
+    return outcomes
+
+
+@pytest.mark.parametrize("step", [7, pytest.param(1, marks=pytest.mark.slow)], ids=["sample", "every-byte"])
+def test_a_flipped_byte_in_a_checkpoint_gives_the_verdict_or_a_refusal(step: int, tmp_path: Path) -> None:
+    """Any byte of frontier.arrow or visited.arrow flipped: resume ends as the uninterrupted run or is
+    refused naming the file (never another verdict, never an internal error)."""
+    outcomes = flipped_byte_outcomes(tmp_path, step)
+    print(f"flipped bytes: {dict(outcomes)}")
+    assert outcomes["refused"] > 0

@@ -3,8 +3,9 @@
 Every test shares the one ``local[2]`` session of ``spark_fixtures``. A run stopped by a request
 (what SIGINT does through the command line) or by its time limit keeps its complete levels; resumed,
 it ends with the local BFS's result. Before a resumed run trusts a level, the level's row count and
-fingerprint checksum must match the manifest: a missing or extra part file, a missing level or a
-damaged manifest is refused in one sentence naming the file.
+checksums must match the manifest and every state's bytes its fingerprint: a missing or extra part
+file, a missing level, an edited state or parent transition, a flipped byte or a damaged manifest is
+refused in one sentence naming the file.
 """
 
 from __future__ import annotations
@@ -154,13 +155,41 @@ def _wrong_type(data: dict[str, Any]) -> None:
     data["levels"][1]["new"] = "many"
 
 
+def rewrite_level(run_dir: Path, depth: int, column: str, change: Any) -> None:
+    """Rewrite one column of a level's Parquet with ``change(values)`` as one part file, rows,
+    fingerprints and manifest untouched (an edit no checksum of the fingerprints sees)."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    directory = level_dir(run_dir, depth)
+    table = ds.dataset(directory, format="parquet").to_table()
+    values = pa.array(change(table.column(column).to_pylist()), table.schema.field(column).type)
+    table = table.set_column(table.column_names.index(column), column, values)
+    shutil.rmtree(directory)
+    directory.mkdir()
+    pq.write_table(table, directory / "part-00000-edited.parquet")
+
+
+def _initial_bytes(values: list[Any]) -> list[Any]:
+    return [Counter(4).encode((0, 0))] * len(values)
+
+
+def _other_actions(values: list[Any]) -> list[Any]:
+    return [1 - i for i in values]
+
+
 DAMAGES = {
+    "states replaced by another state's bytes": (lambda d: rewrite_level(d, 5, "data", _initial_bytes),
+                                                 r"level=0005 holds 4 state\(s\) whose bytes do not match"),
+    "action indices edited": (lambda d: rewrite_level(d, 2, "action_index", _other_actions),
+                              "level=0002 does not match the checksum of parent transitions"),
     "a part file of the last level removed": (lambda d: remove_a_part_file(d, 5), "level=0005 holds"),
     "a part file of an earlier level removed": (lambda d: remove_a_part_file(d, 2), "level=0002 holds"),
     "a level directory removed": (lambda d: shutil.rmtree(level_dir(d, 3)), "level=0003 is missing"),
     "a checksum that does not match": (lambda d: edit_manifest(d, _bump_checksum), "level=0003 does not match"),
     "a manifest edited by hand": (lambda d: edit_manifest(d, _more_states, reseal=False), "its own digest"),
-    "a manifest that is not JSON": (lambda d: (d / "manifest.json").write_text("{\"format\": 2, "), "is corrupt"),
+    "a manifest that is not JSON": (lambda d: (d / "manifest.json").write_text("{\"format\": 3, "), "is corrupt"),
     "a manifest cut short": (lambda d: (d / "manifest.json").write_bytes(b""), "is corrupt"),
     "a manifest field of the wrong type": (lambda d: edit_manifest(d, _wrong_type), "is corrupt"),
 }
@@ -198,3 +227,33 @@ def test_a_run_killed_before_its_first_level_resumes(spark: Any, tmp_path: Path)
     assert [d["fingerprints"] for d in json.loads(resumed.stdout)["discoveries"]] == [
         list(d.path) for d in local.discoveries
     ]
+
+
+@pytest.mark.parametrize("offsets", [6, pytest.param(60, marks=pytest.mark.slow)], ids=["sample", "more"])
+def test_a_flipped_byte_in_a_level_gives_the_verdict_or_a_refusal(offsets: int, stopped_once: Path,
+                                                                  tmp_path: Path) -> None:
+    """A byte flipped anywhere in a level's Parquet file (spread over the file, the footer included):
+    resume ends as the local BFS or is refused naming the level, never another verdict or exit 4."""
+    complete = run_bfs(counter_factory(n=4)())
+    outcomes = {"refused": 0, "uninterrupted verdict": 0}
+    for depth in (0, 1, 5):  # level 0 written by the driver (pyarrow), the others by Spark jobs
+        [part] = sorted(level_dir(stopped_once, depth).glob("part-*.parquet"))[:1]
+        size = part.stat().st_size
+        for offset in sorted({size * k // offsets for k in range(offsets)} | {size - 1, size - 9}):
+            run_dir = tmp_path / f"copy-{depth}-{offset}"
+            shutil.copytree(stopped_once, run_dir)
+            path = level_dir(run_dir, depth) / part.name
+            data = bytearray(path.read_bytes())
+            data[offset] ^= 0xFF
+            path.write_bytes(bytes(data))
+            try:
+                result = run_spark_bfs(counter_factory(n=4), options(run_dir, resume=True))
+            except ResumeError as e:
+                assert f"level={depth:04d}" in str(e) and "\n" not in str(e), (depth, offset, str(e))
+                outcomes["refused"] += 1
+            else:
+                assert_same(result, complete)
+                outcomes["uninterrupted verdict"] += 1
+            shutil.rmtree(run_dir)
+    print(f"flipped bytes: {outcomes}")
+    assert outcomes["refused"] > 0
