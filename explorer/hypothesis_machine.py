@@ -485,9 +485,9 @@ def _result(model: Model[Any, Any], options: HypothesisOptions, collector: Colle
     order = {p.name: i for i, p in enumerate(properties)}
     found = {name: f.discovery for name, f in collector.examples_found.items()}
     discoveries = sorted([*violations, *found.values()], key=lambda d: order[d.property])
-    outcome = Outcome.VIOLATION if violations else Outcome.INCONCLUSIVE if reason else Outcome.OK
+    outcome = Outcome.VIOLATION if violations else Outcome.INCONCLUSIVE if reason else Outcome.NONE_IN_SAMPLE
     never_found: tuple[str, ...] = ()
-    if outcome is Outcome.OK:
+    if outcome is Outcome.NONE_IN_SAMPLE:
         never_found = tuple(p.name for p in properties if not p.kind.is_violation and p.name not in found)
     by_action: dict[str, int] = {}
     for name, _ in collector.by_action:

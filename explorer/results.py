@@ -1,10 +1,10 @@
 """The neutral result of an exploration, shared by every engine and read by every renderer.
 
 Explorers produce an :class:`ExplorationResult`; renderers in ``reports/`` turn it into text, JSON
-and files and never recompute anything. Outcomes are an enum with fixed exit codes (0 no violation,
-1 violation found, 2 bad usage or input, 3 inconclusive, 4 an internal error of kmc: a crash is
-never a verdict). A search that stops before it is complete says why (:class:`StopCause` and a
-sentence) and is INCONCLUSIVE unless it found a violation.
+and files and never recompute anything. Outcomes are an enum with fixed exit codes (0 no violation
+in a complete search, 1 violation found, 2 bad usage or input, 3 inconclusive or no violation in a
+sample, 4 an internal error of kmc: a crash is never a verdict). A search that stops before it is
+complete says why (:class:`StopCause` and a sentence) and is INCONCLUSIVE unless it found a violation.
 
 Both breadth-first engines make the same deterministic choices, so that they report the same
 trace for the same scenario:
@@ -32,11 +32,15 @@ SCHEMA_VERSION = 2  # 2: trace steps carry the model's view, the summary lists t
 
 
 class Outcome(enum.Enum):
-    OK = "ok"
+    OK = "ok"  # a complete search found no violation
     VIOLATION = "violation"
     BAD_INPUT = "bad_input"
     INCONCLUSIVE = "inconclusive"
     INTERNAL_ERROR = "internal_error"  # a kmc defect, never an explorer's outcome
+    #: A sampling explorer (random walks, Hypothesis) ran its whole budget without a violation: no
+    #: verdict on the scenario, since the states it did not visit were not checked. Exit status 3,
+    #: as every result that is not a complete search.
+    NONE_IN_SAMPLE = "no_violation_in_sample"
 
     @builtins.property
     def exit_code(self) -> int:
@@ -49,6 +53,7 @@ _EXIT_CODES = {
     Outcome.BAD_INPUT: 2,
     Outcome.INCONCLUSIVE: 3,
     Outcome.INTERNAL_ERROR: 4,
+    Outcome.NONE_IN_SAMPLE: 3,
 }
 
 

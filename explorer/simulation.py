@@ -400,14 +400,15 @@ def simulation_result(walker: Walker, options: SimulationOptions, tally: Tally, 
                       details: Mapping[str, Any] | None = None, reason: str = "") -> ExplorationResult:
     """The result of a simulation, its discoveries rebuilt by running their walks again (shared by
     both engines, so that they report alike). ``reason`` says why it stopped early, if it did:
-    without a violation the outcome is then INCONCLUSIVE."""
+    without a violation the outcome is then INCONCLUSIVE, and NONE_IN_SAMPLE after every walk (a
+    sample is never a complete search)."""
     properties = walker.model.properties()
     order = {p.name: i for i, p in enumerate(properties)}
     discoveries = tuple(walker.discovery(tally.best[name]) for name in sorted(tally.best, key=order.__getitem__))
     violated = tally.violated
-    outcome = Outcome.VIOLATION if violated else Outcome.INCONCLUSIVE if reason else Outcome.OK
+    outcome = Outcome.VIOLATION if violated else Outcome.INCONCLUSIVE if reason else Outcome.NONE_IN_SAMPLE
     never_found: tuple[str, ...] = ()
-    if outcome is Outcome.OK:
+    if outcome is Outcome.NONE_IN_SAMPLE:
         never_found = tuple(p.name for p in properties if not p.kind.is_violation and p.name not in tally.best)
     names = sorted(set(tally.generated) | set(distinct_by_action))
     stats = Statistics(

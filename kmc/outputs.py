@@ -79,8 +79,9 @@ def finish_run(model: Model[Any, Any], result: ExplorationResult, run_dir: Path,
     what changed) and exit with its status.
 
     A search that stopped early (INCONCLUSIVE) records ``resume_command`` in ``summary.json`` and
-    ends what it prints with one line saying why it stopped and how to continue (on stderr with
-    ``json``, whose stdout is the document alone).
+    ends what it prints with one line saying why it stopped and how to continue; a sample without a
+    violation ends with what it sampled and that it is not exhaustive (both on stderr with ``json``,
+    whose stdout is the document alone).
     """
     from reports.bundle import load_document
     from reports.text import render_text
@@ -101,4 +102,8 @@ def finish_run(model: Model[Any, Any], result: ExplorationResult, run_dir: Path,
     if result.outcome is Outcome.INCONCLUSIVE:
         resume = f" Resume with: {resume_command}" if resume_command else ""
         click.echo(f"Stopped before the search was complete: {result.reason}.{resume}", err=fmt == "json")
+    elif result.outcome is Outcome.NONE_IN_SAMPLE:
+        from reports.text import sample_sentence
+
+        click.echo(sample_sentence(result), err=fmt == "json")
     sys.exit(result.exit_code)

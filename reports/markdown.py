@@ -118,6 +118,8 @@ def _header(result: ExplorationResult, facts: RunFacts) -> list[str]:
         what = "violation of " + ", ".join(md_code(d.property) for d in result.violations)
     elif result.outcome.value == "ok":
         what = "no violation"
+    elif result.outcome.value == "no_violation_in_sample":
+        what = "no violation in the states sampled (not exhaustive)"
     else:
         what = md_text(result.outcome.value)
     lines = [f"## kmc: {what}{scenario}", ""]

@@ -66,6 +66,8 @@ def render_text(result: ExplorationResult, traces: Mapping[str, Trace], facts: R
     if not complete:  # the last line of an early stop says so
         lines += ["", f"Stopped before the search was complete: {result.reason}; "
                       f"{result.stats.queue:,} states left on queue."]
+    elif result.outcome is Outcome.NONE_IN_SAMPLE:  # and so does the last line of a sample
+        lines += ["", sample_sentence(result)]
     return "\n".join(lines) + "\n"
 
 
@@ -85,8 +87,15 @@ def _facts_lines(facts: RunFacts) -> list[str]:
 
 
 def _outcome_lines(result: ExplorationResult) -> list[str]:
+    if result.outcome is Outcome.NONE_IN_SAMPLE:
+        return [sample_sentence(result)]
     if result.outcome is Outcome.OK and not result.properties:
         return ["Model checking completed, but no property was checked: nothing has been verified."]
+    if result.outcome is Outcome.OK and set(result.never_found) == {name for name, _ in result.properties}:
+        # Only sometimes properties, none satisfied: the search found neither an error nor an example.
+        names = ", ".join(result.never_found)
+        return [f"Model checking completed: sometimes property {names} was never satisfied, and no invariant "
+                "was checked, so nothing has been verified."]
     if result.outcome is Outcome.OK:
         return ["Model checking completed. No error has been found."]
     if result.outcome is Outcome.VIOLATION:
@@ -95,6 +104,24 @@ def _outcome_lines(result: ExplorationResult) -> list[str]:
     if result.outcome is Outcome.INCONCLUSIVE:
         return [f"Model checking stopped before the search was complete: {result.reason}."]
     return [f"Bad input: {result.reason}"]
+
+
+def sample_sentence(result: ExplorationResult) -> str:
+    """What a sampling run without a violation did, and that it is not a verdict: "no violation in
+    200 walks of at most 100 steps; 4,212 distinct states visited; not exhaustive"."""
+    d = result.details
+    if result.engine == "hypothesis":
+        ran, limit = d.get("examples"), d.get("max_steps_per_example")
+        sample = (f"{ran:,} Hypothesis examples of at most {limit} steps" if isinstance(ran, int)
+                  and isinstance(limit, int) else "the Hypothesis examples run")
+    else:
+        ran, limit = d.get("walks"), d.get("max_steps_per_walk")
+        sample = (f"{ran:,} walks of at most {limit} steps" if isinstance(ran, int) and isinstance(limit, int)
+                  else "the walks run")
+    unsatisfied = (f"; sometimes property {', '.join(result.never_found)} not satisfied in them"
+                   if result.never_found else "")
+    return (f"No violation in {sample}; {result.stats.distinct:,} distinct states visited{unsatisfied}; "
+            "not exhaustive: this is no verdict on the states not visited (kmc explore searches them all).")
 
 
 def _bounds_lines(result: ExplorationResult) -> list[str]:

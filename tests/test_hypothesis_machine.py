@@ -77,7 +77,7 @@ def test_sometimes_properties_found_and_never_found() -> None:
     reported missing."""
     model = Counter(3)
     result = run_hypothesis(model, HypothesisOptions(max_examples=100, depth=10))
-    assert result.outcome is Outcome.OK
+    assert result.outcome is Outcome.NONE_IN_SAMPLE
     assert {d.property for d in result.discoveries} == {"x_reaches_n", "corner_by_inc_y"}
     assert result.never_found == ("y_exceeds_n",)
     for discovery in result.discoveries:
@@ -93,7 +93,7 @@ def test_two_phase_commit_holds_and_commits() -> None:
     # within 1,000 examples (a commit needs nine steps free of TmAbort and RmChooseToAbort), while
     # drawing any successor does within 300; with two, 100 examples suffice.
     result = run_hypothesis(model, HypothesisOptions(max_examples=100, depth=14, choice=CHOOSE_SUCCESSOR))
-    assert result.outcome is Outcome.OK
+    assert result.outcome is Outcome.NONE_IN_SAMPLE
     assert result.never_found == ()
     assert result.discoveries
 
@@ -184,7 +184,7 @@ def test_a_drawn_model_is_shrunk_with_the_path() -> None:
 def test_stutters_when_no_successor_is_left() -> None:
     """Without restart, a deadlocked state (the counter's corner) makes the step rule a stutter, not an error."""
     result = run_hypothesis(Counter(1), HypothesisOptions(max_examples=20, depth=10, restart=False))
-    assert result.outcome is Outcome.OK
+    assert result.outcome is Outcome.NONE_IN_SAMPLE
     assert result.details["longest_example"] == 2
     assert result.details["walks"] == result.details["examples"]
 
@@ -192,7 +192,7 @@ def test_stutters_when_no_successor_is_left() -> None:
 def test_restarts_a_walk_that_ended_within_its_example() -> None:
     """With restart, an example whose walk reached the counter's corner goes on with walks from the initial state."""
     result = run_hypothesis(Counter(1), HypothesisOptions(max_examples=20, depth=10))
-    assert result.outcome is Outcome.OK
+    assert result.outcome is Outcome.NONE_IN_SAMPLE
     assert result.details["longest_example"] == 2
     assert result.details["walks"] > 2 * result.details["examples"]
 

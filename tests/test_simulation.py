@@ -54,7 +54,7 @@ def test_walks_cover_the_counter_and_report_its_sometimes_properties() -> None:
     find the reachable sometimes properties and report y_exceeds_n as never found."""
     model = Counter(3)
     result = run_simulation(model, SimulationOptions(walks=100, depth=20))
-    assert result.outcome is Outcome.OK
+    assert result.outcome is Outcome.NONE_IN_SAMPLE
     assert result.details["walk_ends"] == {"deadlock": 100}
     assert result.details["steps"] == 600
     assert result.stats.distinct == 16
@@ -205,13 +205,16 @@ def test_simulate_text_says_how_many_walks_ran(tmp_path: Path) -> None:
     assert first.endswith("; the shortest violating prefix is 3 steps.")
 
 
-def test_simulate_without_violation_exits_0(tmp_path: Path) -> None:
-    """A simulation that finds no violation exits 0 and says how many walks it ran."""
+def test_simulate_without_violation_exits_3_and_says_what_it_sampled(tmp_path: Path) -> None:
+    """A simulation that finds no violation is no verdict: outcome no_violation_in_sample, exit 3, and
+    its last line says how many walks of how many steps it ran and that this is not exhaustive."""
     result = kmc("simulate", "deletion-3brokers", "--walks", "40", "--seed", "3", "--format", "json",
                  "--out", str(tmp_path))
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == 3, result.stderr
+    assert result.stderr.splitlines()[-1].startswith("No violation in 40 walks of at most 100 steps; ")
+    assert "not exhaustive" in result.stderr.splitlines()[-1]
     document = json.loads(result.stdout)
-    assert document["outcome"] == "ok"
+    assert (document["outcome"], document["exhaustive"]) == ("no_violation_in_sample", False)
     assert document["details"]["walks"] == 40
     assert document["details"]["seed"] == 3
 

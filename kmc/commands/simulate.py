@@ -7,7 +7,9 @@ With ``--hypothesis`` it runs the stateful machine (:mod:`explorer.hypothesis_ma
 ``--max-examples`` examples, seeded with ``--seed``, its example database under ``--out`` (keyed
 by the scenario) so that a failure found once is tried first on the next run. Either way the
 result goes to :func:`kmc.outputs.finish_run`, as ``kmc explore``'s does: traces replayed, run
-files written, result printed, exit status 0 / 1 / 3 (2 for bad usage).
+files written, result printed, exit status 1 for a violation and 3 otherwise (2 for bad usage): a
+sample without a violation (:data:`~explorer.results.Outcome.NONE_IN_SAMPLE`) is never a complete
+search, so it never exits 0.
 """
 
 from __future__ import annotations
