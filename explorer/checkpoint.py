@@ -460,9 +460,11 @@ def _fsync(path: Path) -> None:
 
 
 def _write_json_atomically(path: Path, data: Mapping[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(3)}.tmp")
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     try:
-        with tmp.open("w", encoding="utf-8") as stream:
+        # A new file of its own (O_EXCL, never through a link), then renamed over the manifest.
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+        with os.fdopen(fd, "w", encoding="utf-8") as stream:
             json.dump(data, stream, indent=2)
             stream.write("\n")
             stream.flush()

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import errno
 import fcntl
 import io
 import os
 import re
 import secrets
 import signal
+import stat
 import sys
 import tempfile
 import time
@@ -119,6 +121,17 @@ def shown_path(path: Path | str) -> str:
     return text if len(text) <= 200 else f"{text[:200]}…"
 
 
+def refuse_links(run_dir: Path) -> None:
+    """Refuse a run directory that holds a symbolic link anywhere (kmc writes none): a run's files are
+    read and rewritten on resume, and a link would send those writes elsewhere."""
+    for root, dirs, files in os.walk(run_dir):
+        for name in (*dirs, *files):
+            entry = Path(root) / name
+            if entry.is_symlink():
+                raise UsageProblem(f"{shown_path(entry)} is a symbolic link, which kmc never writes in a run "
+                                   "directory; remove it, or start a new run.")
+
+
 class RunLock:
     """An exclusive lock on a run directory while a run writes to it (``flock`` on ``.lock``).
 
@@ -131,11 +144,24 @@ class RunLock:
         self._fd: int | None = None
 
     def acquire(self) -> None:
+        # Never through a link: a symbolic link planted as .lock is refused (O_NOFOLLOW), a hard link
+        # or anything but a plain file is refused before it is truncated, and a FIFO cannot block the
+        # open (O_NONBLOCK). A new lock file is created exclusively.
+        flags = os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            try:
+                fd = os.open(self.path, flags | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                fd = os.open(self.path, flags)
         except OSError as e:
-            raise UsageProblem(f"{shown_path(self.path.parent)} cannot be locked ({e.strerror or e}); "
-                               "choose a run directory you can write to.") from None
+            reason = "it is a symbolic link" if e.errno == errno.ELOOP else e.strerror or str(e)
+            raise UsageProblem(f"{shown_path(self.path)} cannot be used as the run's lock ({reason}); "
+                               "remove it, or choose a run directory you can write to.") from None
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            os.close(fd)
+            raise UsageProblem(f"{shown_path(self.path)} is not a plain file of its own (a link or a special "
+                               "file); remove it, or start a new run.")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

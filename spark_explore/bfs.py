@@ -612,7 +612,9 @@ class _Search:
         directory.mkdir(exist_ok=True)
         path = directory / f"fingerprints-{depth:04d}.npy"
         partial_path = directory / f".fingerprints-{depth:04d}.npy.partial"
-        with partial_path.open("wb") as stream:
+        partial_path.unlink(missing_ok=True)  # a killed run's leftover (a link is removed, never followed)
+        fd = os.open(partial_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+        with os.fdopen(fd, "wb") as stream:
             np.save(stream, self.fingerprints.fps)
         os.replace(partial_path, path)
         return path

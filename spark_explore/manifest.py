@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -203,8 +204,10 @@ def manifest_path(run_dir: Path) -> Path:
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:
     """Replace the manifest atomically: a reader sees the previous one or this one, never a mix."""
     path = manifest_path(run_dir)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("w") as stream:
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    # A new file of its own (O_EXCL, never through a link), then renamed over the manifest.
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+    with os.fdopen(fd, "w", encoding="utf-8") as stream:
         json.dump(sealed(manifest.to_json()), stream, indent=2)
         stream.write("\n")
         stream.flush()

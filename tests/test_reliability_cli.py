@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from kmc.cli import main
-from kmc.common import Interrupted, Interrupts, RunLock, new_run_dir
+from kmc.common import Interrupted, Interrupts, RunLock, UsageProblem, new_run_dir
 
 SMALL = """\
 name = "{name}"
@@ -125,6 +125,49 @@ def test_a_locked_run_directory_is_refused(tmp_path: Path) -> None:
         assert_refused(kmc("explore", "--resume", str(run_dir)), "in use by another kmc run", str(os.getpid()))
     finally:
         lock.release()
+
+
+@pytest.mark.parametrize("planted", ["symbolic link", "hard link", "fifo"])
+def test_a_planted_lock_file_is_refused_and_its_target_untouched(planted: str, tmp_path: Path) -> None:
+    """A .lock planted as a symbolic link, a hard link to another file or a FIFO is refused in one
+    sentence (the lock's open followed the link and truncated the victim, or blocked on the FIFO)."""
+    first = explore_local(scenario(tmp_path), "--out", str(tmp_path / "out"), "--max-states", "1")
+    assert first.exit_code == 3
+    [run_dir] = (tmp_path / "out").iterdir()
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    (run_dir / ".lock").unlink()
+    if planted == "symbolic link":
+        (run_dir / ".lock").symlink_to(victim)
+    elif planted == "hard link":
+        os.link(victim, run_dir / ".lock")
+    else:
+        os.mkfifo(run_dir / ".lock")
+    result = kmc("explore", "--resume", str(run_dir))
+    assert_refused(result, ".lock")
+    assert victim.read_text() == "precious\n"
+
+
+def test_the_lock_never_opens_through_a_symbolic_link(tmp_path: Path) -> None:
+    """RunLock itself (whatever checked the directory before it) refuses a .lock that is a symbolic link."""
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    (tmp_path / ".lock").symlink_to(victim)
+    with pytest.raises(UsageProblem, match="symbolic link"):
+        RunLock(tmp_path).acquire()
+    assert victim.read_text() == "precious\n"
+
+
+def test_a_symbolic_link_in_a_run_directory_is_refused(tmp_path: Path) -> None:
+    """Any symbolic link inside a run directory (kmc writes none) is refused before the run is touched."""
+    explore_local(scenario(tmp_path), "--out", str(tmp_path / "out"), "--max-states", "1")
+    [run_dir] = (tmp_path / "out").iterdir()
+    victim = tmp_path / "victim.json"
+    victim.write_text("{}")
+    (run_dir / "summary.json").unlink()
+    (run_dir / "summary.json").symlink_to(victim)
+    assert_refused(kmc("explore", "--resume", str(run_dir)), "summary.json is a symbolic link")
+    assert victim.read_text() == "{}"
 
 
 def test_run_files_have_ordinary_permissions(tmp_path: Path) -> None:

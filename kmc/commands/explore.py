@@ -42,6 +42,7 @@ from kmc.common import (
     defects_reported_in,
     fail,
     new_run_dir,
+    refuse_links,
     shown_path,
     write_atomically,
 )
@@ -259,6 +260,7 @@ def _resumed_run(run_dir: Path, scenario: str | None, engine: str | None) -> _Re
         found = False
     if not found:
         raise UsageProblem(f"--resume {where}: no such run directory; give a directory kmc explore created.")
+    refuse_links(run_dir)
     run_file = run_dir / RUN_FILE
     try:
         facts = json.loads(run_file.read_text(encoding="utf-8"))
