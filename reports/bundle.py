@@ -148,6 +148,13 @@ def check_document(document: Mapping[str, Any]) -> None:
         value = document.get(key)
         if value is not None and not isinstance(value, kind):
             raise TypeError(f"{key} is {type(value).__name__}")
+    if document.get("model_factory"):
+        from reports.replay_script import check_model_factory
+
+        try:
+            check_model_factory(document["model_factory"])
+        except ValueError as e:
+            raise TypeError(str(e)) from None
     scenario = document.get("scenario")
     if isinstance(scenario, dict):
         for key in ("name", "description", "kafka_version"):

@@ -18,12 +18,28 @@ from explorer.replay import Trace
 from explorer.results import Discovery
 from reports.common import KIND_WORDS, RunFacts, step_title
 
+#: The model factories a replay script may call, with the type of their argument: kmc's own, never a
+#: name read from summary.json (``{"module": "os", "name": "system"}`` would run a shell command).
+MODEL_FACTORIES: dict[tuple[str, str], type] = {("kmc.compose", "build_kafka_model"): str}
+
+
+def check_model_factory(factory: Any) -> None:
+    """Raise ValueError unless ``factory`` (summary.json's ``model_factory``) names one of kmc's own
+    model factories with an argument of its type."""
+    if not isinstance(factory, dict):
+        raise ValueError("model_factory is not an object")
+    module, name = factory.get("module"), factory.get("name")
+    kind = MODEL_FACTORIES.get((module, name)) if isinstance(module, str) and isinstance(name, str) else None
+    if kind is None:
+        raise ValueError(f"model_factory {module!s:.60}:{name!s:.60} is not one of kmc's model factories")
+    if not isinstance(factory.get("argument"), kind):
+        raise ValueError(f"model_factory's argument is not {kind.__name__}")
+
 
 def render_replay_script(discovery: Discovery, trace: Trace, facts: RunFacts) -> str:
     factory = facts.model_factory
+    check_model_factory(factory)
     module, name, argument = str(factory["module"]), str(factory["name"]), factory.get("argument")
-    if not (_identifier_path(module) and name.isidentifier()):
-        raise ValueError(f"model factory {module}:{name} is not an importable name")
     kind = KIND_WORDS.get(discovery.kind.value, discovery.kind.value)
     lines = [
         f'"""Replay of a kmc counterexample: {_plain(discovery.property)} ({kind}), {len(trace.steps)} steps.',
@@ -59,10 +75,6 @@ def _argument_lines(argument: Any) -> list[str]:
     if isinstance(argument, str):
         return ["MODEL_ARGUMENT = \"\\n\".join([", *(f"    {line!r}," for line in argument.split("\n")), "])"]
     return [f"MODEL_ARGUMENT = {argument!r}"]
-
-
-def _identifier_path(module: str) -> bool:
-    return all(part.isidentifier() for part in module.split("."))
 
 
 def _comment(text: str) -> str:

@@ -8,6 +8,7 @@ checks on the live sockets of the process tree while a run goes on.
 from __future__ import annotations
 
 import ast
+import json
 import os
 import socket
 import struct
@@ -15,6 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_reliability_signals import environment, the_run_dir
@@ -158,3 +160,32 @@ def test_a_spark_run_listens_on_loopback_only(tmp_path: Path) -> None:
     assert any(4040 <= port < 4100 for _, port in seen), seen  # the web UI (4040, or the next free port)
     assert [host for host, _ in seen if not is_loopback(host)] == []
     assert (the_run_dir(out) / "summary.json").exists()
+
+
+@pytest.mark.parametrize("factory", [
+    {"module": "os", "name": "system", "argument": "touch pwned"},
+    {"module": "kmc.common", "name": "fail", "argument": "x"},
+    {"module": "kmc.compose", "name": "build_kafka_model", "argument": ["not", "toml"]},
+    {"module": ["kmc.compose"], "name": "build_kafka_model", "argument": "x"},
+])
+def test_a_replay_script_calls_only_kmcs_own_model_factory(factory: dict[str, Any], tmp_path: Path) -> None:
+    """A summary.json whose model_factory names anything but kmc's model factory (os.system made the
+    replay script run a shell command) is refused by kmc report, exit 2, and no script is written."""
+    from click.testing import CliRunner
+
+    from kmc.cli import main
+
+    explored = CliRunner().invoke(main, ["explore", "planted-complete-on-first-success", "--engine", "local",
+                                         "--out", str(tmp_path)])
+    assert explored.exit_code == 1, explored.stderr
+    [run_dir] = tmp_path.iterdir()
+    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    assert (summary["model_factory"]["module"], summary["model_factory"]["name"]) == ("kmc.compose",
+                                                                                      "build_kafka_model")
+    for script in run_dir.glob("replay_*.py"):
+        script.unlink()
+    (run_dir / "summary.json").write_text(json.dumps({**summary, "model_factory": factory}), encoding="utf-8")
+    result = CliRunner().invoke(main, ["report", str(run_dir), "--format", "replay"])
+    assert result.exit_code == 2, (result.stdout, result.stderr)
+    assert "model_factory" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not list(run_dir.glob("replay_*.py"))
