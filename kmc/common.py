@@ -93,6 +93,8 @@ def new_run_dir(out: Path, scenario_name: str) -> Path:
         raise UsageProblem(f"--out {shown_path(out)} holds a NUL character; give a directory path.")
     try:
         out.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a file, or a device such as /dev/null
+        raise UsageProblem(f"--out {shown_path(out)} is not a directory; choose a directory.") from None
     except OSError as e:
         raise UsageProblem(f"--out {shown_path(out)} cannot be created ({e.strerror or e}); "
                            "choose a directory you can write to.") from None

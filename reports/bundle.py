@@ -105,6 +105,57 @@ def _fields(value: Any, types: Mapping[str, Any], where: str) -> None:
             raise TypeError(f"{where}.{key} is {type(field).__name__}")
 
 
+#: The parts of a state's view (:func:`explorer.contract` ``state_view``) the renderers read: each
+#: optional; the items of each list with every field given here.
+_VIEW_TEXT = ("title", "phase", "actor")
+_VIEW_LISTS: dict[str, dict[str, Any]] = {
+    "lanes": {"id": _TEXT, "title": _TEXT, "subtitle": _TEXT},
+    "messages": {"from": _TEXT, "to": _TEXT, "label": _TEXT, "kind": _TEXT},
+    "log": {"logger": _TEXT, "line": _TEXT},
+    "tables": {"id": _TEXT, "title": _TEXT, "columns": _LIST, "rows": _LIST},
+}
+
+
+def _is_cell(value: Any, depth: int = 0) -> bool:
+    """A table cell: null (an empty cell), a boolean, a whole number, text, or a list or object of
+    these but null (no floats: ITF has none, nor a null inside a value, and no view writes one)."""
+    if isinstance(value, bool | int | str) or (value is None and depth == 0):
+        return True
+    if depth > 8:
+        return False
+    if isinstance(value, list):
+        return all(_is_cell(item, depth + 1) for item in value)
+    if isinstance(value, dict):
+        return all(_is_cell(item, depth + 1) for item in value.values())
+    return False
+
+
+def check_view(view: Any, where: str) -> None:
+    """Refuse, naming the field, a view the renderers cannot read (raises TypeError)."""
+    if view is None or view == {}:
+        return
+    if not isinstance(view, dict):
+        raise TypeError(f"{where} is not an object")
+    for key in _VIEW_TEXT:
+        if not isinstance(view.get(key, ""), str):
+            raise TypeError(f"{where}.{key} is not text")
+    for key, item_fields in _VIEW_LISTS.items():
+        items = view.get(key, [])
+        if not isinstance(items, list):
+            raise TypeError(f"{where}.{key} is not a list")
+        for i, item in enumerate(items):
+            _fields(item, item_fields, f"{where}.{key}[{i}]")
+    for t, table in enumerate(view.get("tables", [])):
+        if not isinstance(table.get("summary", False), bool):
+            raise TypeError(f"{where}.tables[{t}].summary is not true or false")
+        for c, column in enumerate(table["columns"]):
+            _fields(column, {"id": _TEXT, "title": _TEXT}, f"{where}.tables[{t}].columns[{c}]")
+        for r, row in enumerate(table["rows"]):
+            _fields(row, {"key": _TEXT, "cells": _MAP}, f"{where}.tables[{t}].rows[{r}]")
+            if not all(_is_cell(cell) for cell in row["cells"].values()):
+                raise TypeError(f"{where}.tables[{t}].rows[{r}] has a cell that is not a view's value")
+
+
 def check_document(document: Mapping[str, Any]) -> None:
     """Check the types of every field the renderers read (a summary.json edited or damaged by hand
     is refused here rather than crashing a renderer); raises TypeError naming the field."""
@@ -134,11 +185,10 @@ def check_document(document: Mapping[str, Any]) -> None:
                 raise TypeError(f"discoveries[{i}].initial_state is not a list of lines")
             for j, step in enumerate(trace):
                 _fields(step, _STEP, f"discoveries[{i}].trace[{j}]")
-                if not all(isinstance(c, str) for c in step["changes"]) or not isinstance(step.get("view") or {}, dict):
-                    raise TypeError(f"discoveries[{i}].trace[{j}] has a change that is not text or a view that is "
-                                    "not an object")
-            if not isinstance(d.get("initial_view") or {}, dict):
-                raise TypeError(f"discoveries[{i}].initial_view is not an object")
+                if not all(isinstance(c, str) for c in step["changes"]):
+                    raise TypeError(f"discoveries[{i}].trace[{j}] has a change that is not text")
+                check_view(step.get("view"), f"discoveries[{i}].trace[{j}].view")
+            check_view(d.get("initial_view"), f"discoveries[{i}].initial_view")
     if not all(isinstance(n, str) for n in document["never_found"]):
         raise TypeError("never_found holds a name that is not text")
     for i, prop in enumerate(document.get("properties") or ()):

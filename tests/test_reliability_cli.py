@@ -364,6 +364,43 @@ def test_resume_refuses_a_bad_run_file(damage: str, tmp_path: Path) -> None:
         assert_refused(kmc("explore", "--resume", str(run_dir), "--engine", "spark"), "--engine local")
 
 
+@pytest.mark.parametrize(("command", "problem"), [
+    (["explore", "--print-spark-submit", "--master", "0K"], "is not a Spark master"),
+    (["explore", "--master", "foo"], "is not a Spark master"),
+    (["explore", "--master", "local[0]"], "is not a Spark master"),
+    (["explore", "--conf", "spark.sql.shuffle.partitions=abc"], "takes a whole number"),
+    (["explore", "--conf", "spark.driver.memory=lots"], "takes a size"),
+    (["simulate", "--engine", "spark", "--master", "foo"], "is not a Spark master"),
+])
+def test_masters_and_spark_settings_spark_would_refuse_are_refused_first(command: list[str], problem: str,
+                                                                         tmp_path: Path) -> None:
+    """A --master or a typed --conf value Spark would refuse is refused in one sentence before any work
+    (exit 4 from inside Spark before, or exit 0 when no level needed Spark)."""
+    assert_refused(kmc(command[0], "stale-deletion-response", *command[1:], "--out", str(tmp_path)), problem)
+
+
+@pytest.mark.parametrize("master", ["local", "local[*]", "local[2]", "local[4,3]", "local-cluster[2,1,1024]",
+                                    "spark://host:7077", "spark://a:7077,b:7077", "yarn", "k8s://https://h:443"])
+def test_every_form_of_spark_master_is_accepted(master: str) -> None:
+    """The masters Spark accepts pass the check."""
+    from kmc.commands.explore import parse_master
+
+    assert parse_master(master) == master
+
+
+@pytest.mark.parametrize("out", ["/dev/null", "a file/sub"])
+def test_plan_refuses_an_unusable_out_before_it_prints(out: str, tmp_path: Path) -> None:
+    """kmc plan with an --out it cannot use is refused in one sentence (it crashed with exit 4 after
+    printing the plan)."""
+    current = tmp_path / "current.json"
+    current.write_text('{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[0,1]}]}')
+    (tmp_path / "a file").write_text("")
+    where = out if out.startswith("/") else str(tmp_path / out)
+    result = kmc("plan", "--current", str(current), "--broker-list", "0,1,2", "--out", where)
+    assert_refused(result, "--out")
+    assert result.stdout == ""
+
+
 @pytest.mark.parametrize("args", [["--max-memory", "1G"], ["--fingerprint-bits", "128"],
                                   ["--checkpoint-every", "10"], ["--spark-ui", "--master", "spark://10.0.0.1:7077"]],
                          ids=["max-memory", "fingerprint-bits", "checkpoint-every", "remote-ui"])

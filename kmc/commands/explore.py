@@ -61,6 +61,34 @@ _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMGT])(?:i?B)?\s*", re.IGNORECASE)
 _SECONDS_PER = {None: 1, "s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600}
 _BYTES_PER = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
+#: The masters Spark accepts (SparkContext.createTaskScheduler, SparkSubmit): local, local[N],
+#: local[*], local[N,F], local-cluster[N,C,M], spark://host:port[,host:port...], yarn, k8s://URL.
+_HOST_PORT = r"[A-Za-z0-9.\-]+:\d{1,5}"
+_MASTER = re.compile(
+    r"local(\[(\*|[1-9]\d{0,5})(,\s*[1-9]\d{0,3})?\])?|local-cluster\[[1-9]\d{0,3},\s*[1-9]\d{0,3},\s*[1-9]\d{0,6}\]"
+    rf"|spark://{_HOST_PORT}(,{_HOST_PORT})*|yarn|k8s://[!-~]+"
+)
+_SPARK_INT = re.compile(r"[1-9]\d{0,8}")
+_SPARK_SIZE = re.compile(r"[1-9]\d{0,8}[kmgtp]?b?", re.IGNORECASE)
+#: Spark settings whose values kmc checks before Spark does (Spark refuses a bad one only when the
+#: setting is first used, deep in a run, which would read as a kmc defect): key -> (pattern, example).
+_SPARK_SETTINGS = {
+    **{key: (_SPARK_INT, "a whole number >= 1, e.g. 8") for key in (
+        "spark.sql.shuffle.partitions", "spark.default.parallelism", "spark.executor.cores", "spark.driver.cores",
+        "spark.cores.max", "spark.executor.instances", "spark.task.cpus", "spark.task.maxFailures")},
+    **{key: (_SPARK_SIZE, "a size such as 512m or 4g") for key in (
+        "spark.driver.memory", "spark.executor.memory", "spark.driver.maxResultSize",
+        "spark.executor.memoryOverhead", "spark.driver.memoryOverhead")},
+}
+
+
+def parse_master(master: str | None) -> str | None:
+    """``--master`` as given, once it has the form of a master Spark accepts (None when not given)."""
+    if master is not None and not _MASTER.fullmatch(master):
+        raise UsageProblem(f"--master {shown_path(master)!r} is not a Spark master; give local[*], local[N], "
+                           "spark://host:7077, yarn or k8s://https://host:port.")
+    return master
+
 
 def parse_conf(values: tuple[str, ...]) -> dict[str, str]:
     """``--conf key=value`` options as a dict (the last one of a key wins, as in spark-submit)."""
@@ -72,6 +100,10 @@ def parse_conf(values: tuple[str, ...]) -> dict[str, str]:
                                "e.g. --conf spark.driver.memory=4g.")
         if not (key.strip().isprintable() and value.isprintable()):
             raise UsageProblem(f"--conf {shown_path(item)!r} holds a control character; give printable text.")
+        if key.strip() in _SPARK_SETTINGS:
+            pattern, example = _SPARK_SETTINGS[key.strip()]
+            if not pattern.fullmatch(value.strip()):
+                raise UsageProblem(f"--conf {shown_path(item)!r}: {key.strip()} takes {example}.")
         conf[key.strip()] = value
     return conf
 
@@ -163,6 +195,7 @@ def explore(interrupts: Interrupts | None, scenario: str | None, engine: str | N
             driver_level_seconds: float | None, symmetry: bool, print_spark_submit: bool) -> None:
     try:
         spark_conf = parse_conf(conf)
+        master = parse_master(master)
         limit_seconds = parse_duration("--time-limit", time_limit)
         memory_bytes = parse_size("--max-memory", max_memory)
         every = parse_duration("--checkpoint-every", checkpoint_every)

@@ -25,7 +25,7 @@ from invariants.placement import RACK_MODES, Cluster, load_counts
 from invariants.reassignment_plan import Plan, PlanInfeasible, PlanRequest, plan_reassignment, summary_statuses
 from kmc.cluster_args import parse_broker_list, parse_racks
 from kmc.commands.assign import render_table
-from kmc.common import SafePath, UsageProblem, fail, new_run_dir, write_atomically
+from kmc.common import SafePath, UsageProblem, fail, new_run_dir, shown_path, write_atomically
 from model.assignment import KafkaAdminError
 from model.reassignment_json import (
     DescribeOutputError,
@@ -108,6 +108,7 @@ def plan(current_path: Path, broker_list: str, racks: str | None, rack_mode: str
             current = _select_topics(current, _read_topics(topics_path))
         sizes = _read_sizes(sizes_path) if sizes_path is not None else None
         result = plan_reassignment(PlanRequest(current, cluster, replication_factor, balance_slack))
+        run_dir = new_run_dir(out, "plan")  # an unusable --out is refused before anything is printed
     except PlanInfeasible as e:
         fail(f"{e}.")
     except UsageProblem as e:
@@ -118,10 +119,13 @@ def plan(current_path: Path, broker_list: str, racks: str | None, rack_mode: str
     click.echo(f"Proposed partition reassignment configuration\n{render_reassignment_json(changed)}")
     rfs = {tp: replication_factor or len(current[tp]) for tp in current}
     summary = render_summary(current, result, cluster, rfs, replication_factor is not None, sizes)
-    run_dir = new_run_dir(out, "plan")
-    write_atomically(run_dir / "reassignment.json", render_reassignment_json(changed) + "\n")
-    write_atomically(run_dir / "rollback.json", render_reassignment_json(rollback) + "\n")
-    write_atomically(run_dir / "plan.txt", summary)
+    try:
+        write_atomically(run_dir / "reassignment.json", render_reassignment_json(changed) + "\n")
+        write_atomically(run_dir / "rollback.json", render_reassignment_json(rollback) + "\n")
+        write_atomically(run_dir / "plan.txt", summary)
+    except OSError as e:
+        fail(f"the plan cannot be written to {shown_path(run_dir)} ({e.strerror or e}); choose an --out you can "
+             "write to.")
     click.echo(summary, err=True, nl=False)
     click.echo(f"Plan written to {run_dir} (reassignment.json, rollback.json, plan.txt).", err=True)
 

@@ -25,7 +25,7 @@ from click.core import ParameterSource
 from explorer.results import ExplorationResult
 from explorer.simulation import CHOICES, CHOOSE_FAMILY, SimulationOptions, SimulationProgressPrinter
 from kmc import compose
-from kmc.commands.explore import parse_conf
+from kmc.commands.explore import parse_conf, parse_master
 from kmc.common import SafePath, UsageProblem, fail, new_run_dir
 from kmc.outputs import finish_run, scenario_facts
 from model.scenario import Scenario, ScenarioError
@@ -75,6 +75,7 @@ def simulate(scenario: str | None, walks: int, depth: int | None, seed: int, cho
         if not use_hypothesis and given("max_examples") is ParameterSource.COMMANDLINE:
             raise UsageProblem("--max-examples counts Hypothesis examples; add --hypothesis or give --walks instead.")
         spark_conf = parse_conf(conf)
+        master = parse_master(master)
         if engine == "local" and (master or spark_conf):
             raise UsageProblem("--master and --conf apply to --engine spark; drop them or use spark.")
         if use_hypothesis and engine == "spark":
