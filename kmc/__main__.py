@@ -1,5 +1,5 @@
-"""``python -m kmc``: the same command line as the ``kmc`` console script."""
+"""``python -m kmc``: the same command line as the ``kmc`` console script (signals handled from the start)."""
 
-from kmc.cli import main
+from kmc.launch import main
 
-main(prog_name="kmc")
+main()

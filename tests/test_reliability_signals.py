@@ -182,3 +182,34 @@ def test_spark_ctrl_c_then_resume(spark_local_reference: dict[str, Any], tmp_pat
     resumed = run_kmc("--resume", str(run_dir), "--format", "json", cwd=tmp_path)
     assert resumed.returncode == 1, resumed.stderr
     assert comparable(json.loads(resumed.stdout)) == spark_local_reference
+
+
+_SLOW_IMPORT = """
+import builtins, sys, time
+sys.argv = ["kmc", "properties"]
+real_import = builtins.__import__
+def slow_import(name, *args, **kwargs):
+    if name == "click" and "click" not in sys.modules:
+        sys.stderr.write("importing click\\n"); sys.stderr.flush()
+        time.sleep(30)
+    return real_import(name, *args, **kwargs)
+builtins.__import__ = slow_import
+from kmc.launch import main
+main()
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_while_the_command_line_imports_is_one_line_and_exit_3(sig: signal.Signals) -> None:
+    """A signal while kmc's modules import (held there by a slow import of click) prints kmc's one line
+    and exits 3, as an interrupt outside a search does (a KeyboardInterrupt traceback and 130, or
+    silence and 143, before)."""
+    process = subprocess.Popen([sys.executable, "-c", _SLOW_IMPORT], env=environment(), stderr=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    assert process.stderr.readline() == "importing click\n"
+    process.send_signal(sig)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 3, stderr
+    assert stderr == f"kmc: interrupted by {sig.name}; the command did not finish.\n"
+    assert stdout == ""
