@@ -4,7 +4,7 @@
 For each cluster (brokers, racks, partitions of one RF-3 topic placed by Kafka's own algorithm), the
 change is: broker 0 is decommissioned and one new broker joins on its rack. The planner's moves are
 optimal for its balance bounds (minimum-cost flow); "counting LB" is the simple counting lower bound
-of :func:`invariants.reassignment_plan.moves_lower_bound`. ``--generate`` re-runs
+of :func:`model.admin.reassignment_plan.moves_lower_bound`. ``--generate`` re-runs
 ``AdminUtils.assignReplicasToBrokers`` from a random draw and ignores the current placement: its
 moves are shown for 5 seeded draws (min / mean / max).
 
@@ -22,9 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from invariants.placement import Cluster
-from invariants.reassignment_plan import PlanRequest, plan_reassignment
-from model.assignment import BrokerMetadata, assign_replicas_to_brokers
+from model.admin.assignment import BrokerMetadata, assign_replicas_to_brokers
+from model.admin.placement import Cluster
+from model.admin.reassignment_plan import PlanRequest, plan_reassignment
 
 SIZES = "6:3:100,12:3:300,24:4:800,50:6:2000"
 

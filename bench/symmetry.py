@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from explorer.bfs import run_bfs  # noqa: E402
 from explorer.symmetry import Reduced, concrete_result  # noqa: E402
 from kmc import compose  # noqa: E402
-from model.symmetry import interchangeable_classes  # noqa: E402
+from model.zk.symmetry import interchangeable_classes  # noqa: E402
 
 DEFAULT_WORKLOADS = ("tests/scenarios/spare-brokers.toml", "kafka-3096", "controlled-shutdown", "delete-disabled",
                      "log-dir-failure")

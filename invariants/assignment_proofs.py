@@ -1,4 +1,4 @@
-"""Claims about Kafka's replica assignment (``AdminUtils.assignReplicasToBrokers``, :mod:`model.assignment`),
+"""Claims about Kafka's replica assignment (``AdminUtils.assignReplicasToBrokers``, :mod:`model.admin.assignment`),
 proved with z3 or by exhaustive enumeration, and the imbalances it produces, measured.
 
 * ``rack_unaware_distinct_brokers`` — for every cluster size n >= RF, start index, replica shift and
@@ -32,7 +32,7 @@ from typing import Any
 import attrs
 import z3
 
-from model.assignment import (
+from model.admin.assignment import (
     BrokerMetadata,
     _assign_rack_aware,
     add_partitions_assignment,
@@ -228,10 +228,10 @@ def best_balance(rack_of: Mapping[int, str], n_partitions: int, rf: int, timeout
 def worst_uneven_imbalance(max_brokers: int = 7, max_racks: int = 3) -> Measurement:
     """Over uneven-rack clusters (2..``max_racks`` racks, RF = racks, 2 partitions per broker, every
     draw), the draw whose busiest broker holds the most replicas beyond the best balance the racks
-    allow (:func:`invariants.reassignment_plan.balance_bounds`; ties: leaders), next to the busiest
+    allow (:func:`model.admin.reassignment_plan.balance_bounds`; ties: leaders), next to the busiest
     broker's replicas and leaders in z3's best placement of the same cluster."""
-    from invariants.placement import Cluster
-    from invariants.reassignment_plan import balance_bounds
+    from model.admin.placement import Cluster
+    from model.admin.reassignment_plan import balance_bounds
 
     started = time.monotonic()
     worst: tuple[int, int] | None = None

@@ -1,6 +1,6 @@
 """Named properties of the Kafka controller model, each returning evidence.
 
-State properties read a :class:`~model.cluster.ClusterState`; transition properties read
+State properties read a :class:`~model.zk.state.values.ClusterState`; transition properties read
 ``(prev, action, next)`` and the step's state-change log (``next.log``). Evidence names the
 partition, the brokers and the states involved, so a report can say exactly what broke.
 """
@@ -12,12 +12,12 @@ from typing import Any
 
 from explorer.contract import PropertyKind
 from invariants.registry import register
-from model import partition_leader
-from model.cluster import NO_LEADER, ClusterState, EventKind
-from model.cluster import partition_name as _tp
-from model.cluster import replica_name as _replica
 from model.scenario import Scenario
-from model.states import ReplicaState, replica_table
+from model.zk.environment import partition_leader
+from model.zk.state.states import ReplicaState, replica_table
+from model.zk.state.values import NO_LEADER, ClusterState, EventKind
+from model.zk.state.values import partition_name as _tp
+from model.zk.state.values import replica_name as _replica
 
 ALWAYS = PropertyKind.ALWAYS
 SOMETIMES = PropertyKind.SOMETIMES
@@ -101,7 +101,7 @@ def _no_stray_adoption(scenario: Scenario) -> Check:
     deletion (``no_stray_logs_when_idle``) is, for a broker, simply the log of the partition of that
     name, so a LeaderAndIsr for the re-created topic makes the broker lead, or follow, on the old
     topic's data (``getOrCreateReplica`` finds the log). The logs on disk when an admin re-created the
-    topic are tracked in :class:`~model.cluster.History` until a StopReplica(delete) removes them; the
+    topic are tracked in :class:`~model.zk.state.values.History` until a StopReplica(delete) removes them; the
     violation is the step in which a broker applies a LeaderAndIsr onto one."""
 
     def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
@@ -180,7 +180,7 @@ def _epoch_monotonic(scenario: Scenario) -> Check:
         for where, before, after in (("zookeeper", prev.zk.partitions, nxt.zk.partitions),
                                      ("controller", prev.controller.leadership, nxt.controller.leadership)):
             if after is before:
-                continue  # the step kept the table (model/context.py keeps what it did not change)
+                continue  # the step kept the table (model/zk/state/step.py keeps what it did not change)
             after_map = dict(after)
             for tp, lai in before:
                 new = after_map.get(tp)

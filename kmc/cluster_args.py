@@ -2,7 +2,7 @@
 
 ``kmc assign``, ``kmc plan`` and ``kmc validate`` read brokers and racks the same way; bad input is a
 :class:`~kmc.common.UsageProblem` (one sentence naming the value and the fix), which each command
-reports in its own voice. Values are quoted escaped and cut (:func:`model.scenario.shown`), so a
+reports in its own voice. Values are quoted escaped and cut (:func:`model.scenario.loader.shown`), so a
 message stays one line whatever was typed.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from kmc.common import UsageProblem
-from model.scenario import BROKER_ID_MAX, shown
+from model.scenario.loader import BROKER_ID_MAX, shown
 
 
 def parse_broker_list(text: str) -> tuple[int, ...]:

@@ -1,7 +1,7 @@
 """Wiring a scenario, the Kafka model, its properties and an explorer together.
 
 The composition root's one recipe: a scenario (shipped by name or a TOML file) becomes a
-:class:`~model.kafka_model.KafkaControllerModel` with the properties the scenario selects.
+:class:`~model.zk.kafka_model.KafkaControllerModel` with the properties the scenario selects.
 :func:`build_kafka_model` is also what Spark workers call to rebuild the model from the scenario's
 TOML text (see :class:`explorer.contract.ModelFactory`), and :func:`spark_submit_arguments` gives
 ``spark-submit`` the packages, the scenario file and the driver (:mod:`kmc.spark_main`) it needs.
@@ -15,8 +15,8 @@ from pathlib import Path
 
 from explorer.contract import ModelFactory
 from invariants.registry import select
-from model.kafka_model import KafkaControllerModel
 from model.scenario import Scenario, ScenarioError, load_scenario, load_scenario_file
+from model.zk.kafka_model import KafkaControllerModel
 from spark_explore import submit
 
 DEFAULT_SCENARIO = "default"
@@ -26,8 +26,8 @@ PACKAGES = ("kmc", "model", "invariants", "explorer", "spark_explore", "reports"
 
 
 def shipped_scenarios() -> dict[str, Path]:
-    """Scenario name -> path of the TOML files that ship in ``model/scenarios``."""
-    folder = resources.files("model") / "scenarios"
+    """Scenario name -> path of the TOML files that ship in ``model/scenario/scenarios``."""
+    folder = resources.files("model.scenario") / "scenarios"
     return {Path(str(p)).stem: Path(str(p)) for p in folder.iterdir() if str(p).endswith(".toml")}
 
 

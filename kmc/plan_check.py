@@ -27,9 +27,9 @@ from explorer.bfs import BfsOptions, run_bfs
 from explorer.results import ExplorationResult
 from kmc import compose
 from kmc.common import UsageProblem
-from model.kafka_model import KafkaControllerModel
-from model.reassignment_json import Placement
+from model.admin.reassignment_json import Placement
 from model.scenario import ScenarioError, load_scenario
+from model.zk.kafka_model import KafkaControllerModel
 
 #: What executing a plan must keep true (names of :mod:`invariants.kafka_properties`).
 PROPERTIES = (

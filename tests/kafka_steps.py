@@ -7,10 +7,10 @@ from typing import Any
 
 import attrs
 
-from model.cluster import ClusterState, LeaderAndIsr, RequestKind
-from model.kafka_model import Action, KafkaControllerModel
 from model.scenario import load_scenario
-from model.states import PartitionState, ReplicaState
+from model.zk.kafka_model import Action, KafkaControllerModel
+from model.zk.state.states import PartitionState, ReplicaState
+from model.zk.state.values import ClusterState, LeaderAndIsr, RequestKind
 
 R = ReplicaState
 

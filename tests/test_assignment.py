@@ -1,4 +1,4 @@
-"""Kafka's replica assignment (model/assignment.py): worked examples, properties over every draw, checks.
+"""Kafka's replica assignment (model/admin/assignment.py): worked examples, properties over every draw, checks.
 
 Expected assignments are literals: from the spec (§d), the seed article's tables
 (``000_6b9e82a0ad51bf9c``), the example in ``AdminUtils``' own documentation, or computed by hand from
@@ -13,7 +13,7 @@ from collections import Counter
 
 import pytest
 
-from model.assignment import (
+from model.admin.assignment import (
     AdminOperationException,
     BrokerMetadata,
     BrokerNotAvailableException,

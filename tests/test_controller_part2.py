@@ -7,8 +7,8 @@ from __future__ import annotations
 import attrs
 from kafka_steps import R, initial, model_of, process, replica_state, settle, take, zk_lai
 
-from model.cluster import ClusterState, ControllerEvent, EventKind
-from model.kafka_model import KafkaControllerModel
+from model.zk.kafka_model import KafkaControllerModel
+from model.zk.state.values import ClusterState, ControllerEvent, EventKind
 
 THREE_BROKERS = """
 [cluster]

@@ -1,4 +1,4 @@
-"""The four leader election algorithms (model/election.py) on Kafka's scenarios.
+"""The four leader election algorithms (model/zk/controller/election.py) on Kafka's scenarios.
 
 Cases come from the spec (§c, the 1.0 selector table's cases that still apply in 2.x, and the
 controlled-shutdown test of §g) and from Kafka's ``PartitionLeaderElectionAlgorithmsTest``. All
@@ -11,7 +11,7 @@ import itertools
 
 import pytest
 
-from model.election import (
+from model.zk.controller.election import (
     controlled_shutdown_partition_leader_election,
     offline_partition_leader_election,
     preferred_replica_partition_leader_election,

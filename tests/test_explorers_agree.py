@@ -28,7 +28,7 @@ from explorer.results import Discovery, ExplorationResult, Outcome
 from explorer.simulation import SimulationOptions, run_simulation
 from kmc.commands.simulate import DEFAULT_EXAMPLE_DEPTH, DEFAULT_MAX_EXAMPLES, DEFAULT_WALK_DEPTH, DEFAULT_WALKS
 from kmc.compose import model_for, resolve_scenario
-from model.kafka_model import KafkaControllerModel
+from model.zk.kafka_model import KafkaControllerModel
 
 #: One per bug switch of part 2 (issue 9): small scenarios (14 to 904 states).
 PART_2_BUG_SCENARIOS = ("election-retry", "kafka-3083", "kafka-3096", "kafka-3143", "kafka-3175", "kafka-4214",

@@ -27,8 +27,8 @@ from explorer.replay import replay
 from explorer.results import Outcome
 from invariants.registry import select
 from kmc.compose import model_for, resolve_scenario, shipped_scenarios
-from model.kafka_model import KafkaControllerModel
 from model.scenario import BUGS, Scenario, load_scenario, load_scenario_file
+from model.zk.kafka_model import KafkaControllerModel
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -156,7 +156,7 @@ def test_user_scenario(request: pytest.FixtureRequest) -> None:
 
 def test_kmc_scenario_option_reports_the_shrunk_counterexample(tmp_path: Path) -> None:
     """Run on the planted bug's file, pytest fails test_user_scenario and prints the counterexample step by step."""
-    scenario = ROOT / "model" / "scenarios" / "planted-complete-on-first-success.toml"
+    scenario = ROOT / "model" / "scenario" / "scenarios" / "planted-complete-on-first-success.toml"
     completed = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"{Path(__file__)}::test_user_scenario",
          "--kmc-scenario", str(scenario)],

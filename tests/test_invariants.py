@@ -15,7 +15,10 @@ from explorer.contract import PropertyKind
 from explorer.results import Outcome
 from invariants.registry import GROUPS, all_specs, select
 from kmc.compose import model_for, shipped_scenarios
-from model.cluster import (
+from model.scenario import Scenario, load_scenario
+from model.zk.kafka_model import Action, KafkaControllerModel
+from model.zk.state.states import ReplicaState
+from model.zk.state.values import (
     BrokerState,
     ClusterState,
     ControllerEvent,
@@ -28,9 +31,6 @@ from model.cluster import (
     RequestKind,
     StepLog,
 )
-from model.kafka_model import Action, KafkaControllerModel
-from model.scenario import Scenario, load_scenario
-from model.states import ReplicaState
 
 R = ReplicaState
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 import attrs
 from kafka_steps import apply_all, initial, model_of, process, settle, take, zk_lai
 
-from model import partition_leader, partition_state_machine
-from model.cluster import ClusterState, ControllerEvent, EventKind, HostedPartition, LeaderAndIsr, RequestKind
-from model.context import Step
-from model.kafka_model import KafkaControllerModel
-from model.states import PartitionState
+from model.zk.controller import partition_state_machine
+from model.zk.environment import partition_leader
+from model.zk.kafka_model import KafkaControllerModel
+from model.zk.state.states import PartitionState
+from model.zk.state.step import Step
+from model.zk.state.values import ClusterState, ControllerEvent, EventKind, HostedPartition, LeaderAndIsr, RequestKind
 
 SHRINK, EXPAND = partition_leader.SHRINK, partition_leader.EXPAND
 

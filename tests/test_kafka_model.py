@@ -26,7 +26,11 @@ from kafka_steps import (
 from explorer.bfs import run_bfs
 from explorer.results import Outcome
 from kmc.compose import model_for, resolve_scenario
-from model.cluster import (
+from model.scenario import with_bug
+from model.zk.kafka_model import KafkaControllerModel
+from model.zk.state.states import PartitionState, ReplicaState
+from model.zk.state.step import Step
+from model.zk.state.values import (
     NO_LEADER,
     ClusterState,
     ControllerEvent,
@@ -36,10 +40,6 @@ from model.cluster import (
     Request,
     RequestKind,
 )
-from model.context import Step
-from model.kafka_model import KafkaControllerModel
-from model.scenario import with_bug
-from model.states import PartitionState, ReplicaState
 
 R = ReplicaState
 P = PartitionState

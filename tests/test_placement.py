@@ -1,11 +1,11 @@
-"""Placement properties (invariants/placement.py): plain checks, z3 unsat cores in the operator's words,
+"""Placement properties (model/admin/placement.py): plain checks, z3 unsat cores in the operator's words,
 and the balance bounds the planner aims at (invariants/reassignment_plan.balance_bounds)."""
 
 from __future__ import annotations
 
 import pytest
 
-from invariants.placement import (
+from model.admin.placement import (
     DISTINCT,
     ONLY_LISTED,
     RACK_DISTRIBUTION,
@@ -16,7 +16,7 @@ from invariants.placement import (
     core_sentence,
     explain_infeasible,
 )
-from invariants.reassignment_plan import balance_bounds
+from model.admin.reassignment_plan import balance_bounds
 
 SIX = Cluster((0, 1, 2, 3, 4, 5), {0: "a", 1: "a", 2: "b", 3: "b", 4: "c", 5: "c"})
 

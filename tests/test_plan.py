@@ -1,4 +1,4 @@
-"""kmc plan (invariants/reassignment_plan.py, kmc/commands/plan.py): the operator's use cases give valid,
+"""kmc plan (model/admin/reassignment_plan.py, kmc/commands/plan.py): the operator's use cases give valid,
 minimal, deterministic plans; an impossible request is one sentence from the unsat core."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from invariants.placement import Cluster, check_balance, check_hard, load_counts
-from invariants.reassignment_plan import PlanRequest, moves_lower_bound, plan_reassignment
 from kmc.cli import main
-from model.assignment import BrokerMetadata, assign_replicas_to_brokers
-from model.reassignment_json import render_reassignment_json
+from model.admin.assignment import BrokerMetadata, assign_replicas_to_brokers
+from model.admin.placement import Cluster, check_balance, check_hard, load_counts
+from model.admin.reassignment_json import render_reassignment_json
+from model.admin.reassignment_plan import PlanRequest, moves_lower_bound, plan_reassignment
 
 RACKS = {0: "a", 1: "b", 2: "c", 3: "a", 4: "b", 5: "c", 6: "a", 7: "b", 8: "c"}
 

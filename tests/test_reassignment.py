@@ -10,11 +10,11 @@ from kafka_steps import initial, model_of, process, replica_state, settle, take,
 from explorer.bfs import run_bfs
 from invariants.registry import select
 from kmc.compose import shipped_scenarios
-from model import partition_leader
-from model.cluster import ClusterState, EventKind
-from model.kafka_model import KafkaControllerModel
 from model.scenario import load_scenario
-from model.states import ReplicaState
+from model.zk.environment import partition_leader
+from model.zk.kafka_model import KafkaControllerModel
+from model.zk.state.states import ReplicaState
+from model.zk.state.values import ClusterState, EventKind
 
 R = ReplicaState
 EXPAND = partition_leader.EXPAND

@@ -224,12 +224,12 @@ def test_oversized_topics_are_refused_before_the_assignment(partitions: int, tmp
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """10^7 or 2^31 partitions (26 s and 1.3 GB before, or out of memory) are refused before Kafka's
     assignment is computed."""
-    import model.assignment
+    import model.admin.assignment
 
     def never(*_args: object, **_kwargs: object) -> None:
         raise AssertionError("the assignment was computed")
 
-    monkeypatch.setattr(model.assignment, "assign_replicas_to_brokers", never)
+    monkeypatch.setattr(model.admin.assignment, "assign_replicas_to_brokers", never)
     assert_refused(explore_local(scenario(tmp_path, partitions=partitions), "--out", str(tmp_path)),
                    f"{partitions} replicas")
 

@@ -1,4 +1,4 @@
-"""The Kafka model's view of a trace (model/view.py), as the reports receive it: step titles that name the
+"""The Kafka model's view of a trace (model/present/view.py), as the reports receive it: step titles that name the
 event or request with broker epochs, controller phases, sequence-diagram messages and log lines."""
 
 from __future__ import annotations

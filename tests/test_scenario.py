@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from invariants.registry import select
 from kmc.cli import main
-from model.assignment import BrokerMetadata, assign_replicas_to_brokers
+from model.admin.assignment import BrokerMetadata, assign_replicas_to_brokers
 from model.scenario import Bounds, ScenarioError, load_scenario, load_scenario_file
 
 BROKERS = "[cluster]\nbrokers = [0, 1, 2]\n"

@@ -152,7 +152,7 @@ def explored(name: str) -> tuple[object, ExplorationResult]:
 
 
 def test_every_shipped_scenario_is_pinned() -> None:
-    """The pinned table covers exactly the scenarios that ship in model/scenarios."""
+    """The pinned table covers exactly the scenarios that ship in model/scenario/scenarios."""
     assert set(PINNED) == set(shipped_scenarios())
 
 

@@ -313,12 +313,13 @@ def test_spark_submit_line(master: str, deploy_mode: str, tmp_path: Path) -> Non
     assert "spark.executor.cores=2" in command
     archive = Path(command[command.index("--py-files") + 1])
     names = set(zipfile.ZipFile(archive).namelist())
-    assert {"kmc/cli.py", "kmc/spark_main.py", "model/kafka_model.py", "explorer/expand.py", "spark_explore/level.py",
-            "reports/__init__.py"} <= names
+    assert {"kmc/cli.py", "kmc/spark_main.py", "model/zk/kafka_model.py", "explorer/expand.py",
+            "spark_explore/level.py", "reports/__init__.py"} <= names
     assert (
         Path(command[command.index("--files") + 1])
         .read_text()
-        .startswith((Path(__file__).parent.parent / "model" / "scenarios" / "delete-disabled.toml").read_text()[:40])
+        .startswith((Path(__file__).parent.parent / "model" / "scenario" / "scenarios" / "delete-disabled.toml")
+                    .read_text()[:40])
     )
     entry = command.index(str(tmp_path / "main.py"))
     assert command[entry + 1 :] == ["delete-disabled.toml", "--out", "/mnt/kmc-runs", "--max-depth", "4"]

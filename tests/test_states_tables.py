@@ -1,4 +1,4 @@
-"""Kafka's valid-previous-state tables (model/states.py) and the state machines that enforce them.
+"""Kafka's valid-previous-state tables (model/zk/state/states.py) and the state machines that enforce them.
 
 The tables are checked twice, from two independent sources: against the spec's tables (§a, §b of
 shared/spec/kafka-controller-2x.md), written out below as literals, and against the behaviour of
@@ -11,11 +11,10 @@ import itertools
 
 import pytest
 
-from model import partition_state_machine, replica_state_machine
-from model.context import Step
-from model.kafka_model import initial_state
 from model.scenario import load_scenario
-from model.states import (
+from model.zk.controller import partition_state_machine, replica_state_machine
+from model.zk.kafka_model import initial_state
+from model.zk.state.states import (
     PARTITION_TABLE,
     REPLICA_TABLE_2_3,
     REPLICA_TABLE_PRE_2_3,
@@ -23,6 +22,7 @@ from model.states import (
     ReplicaState,
     replica_table,
 )
+from model.zk.state.step import Step
 
 R = ReplicaState
 P = PartitionState

@@ -28,9 +28,9 @@ from explorer.symmetry import Reduced, concrete_discovery, concrete_result, redu
 from invariants.registry import all_specs, select
 from kmc import compose
 from kmc.cli import main
-from model.kafka_model import Action, KafkaControllerModel
 from model.scenario import load_scenario
-from model.symmetry import interchangeable_classes, pinned_brokers, rename_state
+from model.zk.kafka_model import Action, KafkaControllerModel
+from model.zk.symmetry import interchangeable_classes, pinned_brokers, rename_state
 
 SPARE_BROKERS = Path(__file__).parent / "scenarios" / "spare-brokers.toml"
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from kafka_steps import apply_all, initial, model_of, process, replica_state, settle, take, zk_lai
 
-from model import assignment as kafka_assignment
-from model.cluster import EventKind, LeaderAndIsr
-from model.context import Step
-from model.kafka_model import KafkaControllerModel
-from model.states import ReplicaState
+from model.admin import assignment as kafka_assignment
+from model.zk.kafka_model import KafkaControllerModel
+from model.zk.state.states import ReplicaState
+from model.zk.state.step import Step
+from model.zk.state.values import EventKind, LeaderAndIsr
 
 R = ReplicaState
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 from kafka_steps import initial, model_of, process, settle, take
 
-from model import controller
-from model.cluster import NO_LEADER, ClusterState, MetadataPartitionState, RequestKind
-from model.context import Step
-from model.kafka_model import KafkaControllerModel
+from model.zk.controller import controller
+from model.zk.kafka_model import KafkaControllerModel
+from model.zk.state.step import Step
+from model.zk.state.values import NO_LEADER, ClusterState, MetadataPartitionState, RequestKind
 
 THREE = """
 [cluster]

@@ -1,4 +1,4 @@
-"""kmc validate (kmc/commands/validate.py, model/reassignment_json.py): Kafka 2.3.0's rules with Kafka's
+"""kmc validate (kmc/commands/validate.py, model/admin/reassignment_json.py): Kafka 2.3.0's rules with Kafka's
 sentences, RF consistency, placement properties; exit 0 for a good plan, 1 naming each violation, 2 for bad input."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from kmc.cli import main
-from model.reassignment_json import render_reassignment_json
+from model.admin.reassignment_json import render_reassignment_json
 
 CURRENT = {("t", 0): (0, 1, 2), ("t", 1): (1, 2, 3), ("t", 2): (2, 3, 0), ("t", 3): (3, 0, 1)}
 RACKS = "0:a,1:b,2:c,3:a"

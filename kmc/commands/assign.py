@@ -1,6 +1,6 @@
 """``kmc assign``: Kafka's replica assignment for a topic, one draw or every possible random draw.
 
-The command parses and checks the operator's input, calls :mod:`model.assignment` (Kafka's
+The command parses and checks the operator's input, calls :mod:`model.admin.assignment` (Kafka's
 ``AdminUtils.assignReplicasToBrokers``) and renders its result; it computes nothing itself. With
 ``--start-index`` it prints the assignment as the reassignment JSON that
 ``kafka-reassign-partitions --execute --reassignment-json-file`` reads; without it, it summarises all
@@ -24,7 +24,7 @@ import click
 from explorer.results import Outcome
 from kmc.cluster_args import parse_broker_list, parse_racks
 from kmc.common import UsageProblem
-from model.assignment import (
+from model.admin.assignment import (
     BrokerMetadata,
     DrawSummary,
     KafkaAdminError,
@@ -32,8 +32,8 @@ from model.assignment import (
     assign_replicas_to_brokers,
     draw_summary,
 )
-from model.reassignment_json import render_reassignment_json as render_placement_json
-from model.scenario import ScenarioError, validate_topic_name
+from model.admin.reassignment_json import render_reassignment_json as render_placement_json
+from model.scenario.loader import ScenarioError, validate_topic_name
 
 #: Kafka's Int.MaxValue (broker ids, partition counts and ids) and Short.MaxValue (replication factor).
 INT_MAX = 2**31 - 1

@@ -10,7 +10,7 @@ in the run directory (a SCENARIO given as well must be the same one), the engine
 ``run.json``; the engine then checks its own files before it trusts them.
 
 ``--symmetry`` explores one state per orbit of the scenario's interchangeable brokers
-(:mod:`model.symmetry` says which brokers are, :mod:`explorer.symmetry` how the engines use it);
+(:mod:`model.zk.symmetry` says which brokers are, :mod:`explorer.symmetry` how the engines use it);
 the discoveries are rebuilt as traces of the unreduced model before the reports. Such a run is not
 checkpointed and cannot be resumed: its stored findings are paths of orbits, which the engines'
 resume does not replay.
@@ -47,8 +47,8 @@ from kmc.common import (
     write_atomically,
 )
 from kmc.outputs import finish_run, scenario_facts
-from model.kafka_model import KafkaControllerModel
 from model.scenario import Scenario, ScenarioError, load_scenario
+from model.zk.kafka_model import KafkaControllerModel
 
 ENGINES = ("spark", "local")
 RUN_FILE = "run.json"

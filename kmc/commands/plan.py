@@ -1,7 +1,7 @@
 """``kmc plan``: a deterministic, minimal-movement, rack-aware reassignment plan in Kafka's JSON.
 
 Reads the current placement (reassignment JSON or ``kafka-topics --describe`` output), asks
-:mod:`invariants.reassignment_plan` for the plan, and prints it as ``kafka-reassign-partitions.sh
+:mod:`model.admin.reassignment_plan` for the plan, and prints it as ``kafka-reassign-partitions.sh
 --generate`` does (``ReassignPartitionsCommand.generateAssignment``, 2.3.0): the heading "Current
 partition replica assignment" and one line of JSON, a blank line, the heading "Proposed partition
 reassignment configuration" and one line of JSON. Unlike ``--generate``, both list only the
@@ -11,7 +11,7 @@ also printed on stderr: movements, leader changes and their bounds, data moved, 
 per-rack counts before and after, and each property's status.
 
 Exit status: 0 with a plan; 2 for bad input, including a request no placement can satisfy (the
-sentence comes from the z3 unsat core, see :func:`invariants.placement.core_sentence`).
+sentence comes from the z3 unsat core, see :func:`model.admin.placement.core_sentence`).
 """
 
 from __future__ import annotations
@@ -21,13 +21,12 @@ from pathlib import Path
 
 import click
 
-from invariants.placement import RACK_MODES, Cluster, load_counts
-from invariants.reassignment_plan import Plan, PlanInfeasible, PlanRequest, plan_reassignment, summary_statuses
 from kmc.cluster_args import parse_broker_list, parse_racks
 from kmc.commands.assign import render_table
 from kmc.common import SafePath, UsageProblem, fail, new_run_dir, shown_path, write_atomically
-from model.assignment import KafkaAdminError
-from model.reassignment_json import (
+from model.admin.assignment import KafkaAdminError
+from model.admin.placement import RACK_MODES, Cluster, load_counts
+from model.admin.reassignment_json import (
     DescribeOutputError,
     Placement,
     TopicPartition,
@@ -36,6 +35,7 @@ from model.reassignment_json import (
     parse_topics_to_move,
     render_reassignment_json,
 )
+from model.admin.reassignment_plan import Plan, PlanInfeasible, PlanRequest, plan_reassignment, summary_statuses
 
 #: Kafka's files for a whole cluster are megabytes; a larger one is refused before it is parsed.
 MAX_FILE_BYTES = 64 << 20

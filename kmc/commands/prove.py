@@ -49,7 +49,8 @@ def assignment(max_brokers: int, max_racks: int, fmt: str) -> None:
 
 
 def render_text(claims: list[Claim], measurements: list[Measurement]) -> str:
-    lines = ["Claims about Kafka's replica assignment (AdminUtils.assignReplicasToBrokers, model/assignment.py)", ""]
+    lines = ["Claims about Kafka's replica assignment (AdminUtils.assignReplicasToBrokers, model/admin/assignment.py)",
+             ""]
     for c in claims:
         status = "proved" if c.proved else ("COUNTEREXAMPLE" if c.counterexample is not None else "not proved")
         lines.append(f"[{status}] {c.name}: {c.statement}")

@@ -5,7 +5,7 @@ and ``parseAndValidate``, 2.3.0, with Kafka's sentences: JSON syntax, version, f
 length, empty file, empty replica lists, duplicate partitions, duplicate replicas, and with
 ``--current`` / ``--broker-list`` the partitions and brokers that do not exist); one replication
 factor per topic, and the current one unless ``--replication-factor`` says otherwise; the placement
-properties of :mod:`invariants.placement` on the placement after the plan (distinct brokers, only
+properties of :mod:`model.admin.placement` on the placement after the plan (distinct brokers, only
 listed brokers, ``rack_spread`` or ``rack_distribution``); and, with ``--current``, the balance
 deltas: replicas and leaders per broker and per rack before and after, next to the best balance the
 racks allow (reported, not judged: a plan may trade balance for fewer movements).
@@ -32,7 +32,14 @@ import click
 
 from explorer.replay import Trace
 from explorer.results import ExplorationResult, Outcome
-from invariants.placement import (
+from kmc.cluster_args import parse_broker_list, parse_racks
+from kmc.commands.assign import render_table
+from kmc.commands.plan import read_current, read_text
+from kmc.common import SafePath, UsageProblem, fail
+from kmc.outputs import replay_all
+from kmc.plan_check import DEFAULT_MAX_STATES, PROPERTIES, check_plan_execution
+from model.admin.assignment import KafkaAdminError
+from model.admin.placement import (
     RACK_MODES,
     REPLICA_BALANCE,
     Cluster,
@@ -45,15 +52,8 @@ from invariants.placement import (
     check_topic_replication_factor,
     load_counts,
 )
-from invariants.reassignment_plan import balance_bounds
-from kmc.cluster_args import parse_broker_list, parse_racks
-from kmc.commands.assign import render_table
-from kmc.commands.plan import read_current, read_text
-from kmc.common import SafePath, UsageProblem, fail
-from kmc.outputs import replay_all
-from kmc.plan_check import DEFAULT_MAX_STATES, PROPERTIES, check_plan_execution
-from model.assignment import KafkaAdminError
-from model.reassignment_json import Placement, check_reassignment, parse_reassignment_json, placement_of
+from model.admin.reassignment_json import Placement, check_reassignment, parse_reassignment_json, placement_of
+from model.admin.reassignment_plan import balance_bounds
 from reports.text import render_text
 
 KAFKA_RULES = "kafka_reassignment_rules"

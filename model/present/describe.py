@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from model.cluster import ClusterState, LeaderAndIsr
-from model.cluster import partition_name as _tp
-from model.cluster import replica_name as _replica
+from model.zk.state.values import ClusterState, LeaderAndIsr
+from model.zk.state.values import partition_name as _tp
+from model.zk.state.values import replica_name as _replica
 
 
 def _lai(lai: LeaderAndIsr | None) -> str:

@@ -30,7 +30,7 @@ from typing import Any
 
 import attrs
 
-from model.assignment import AdminOperationException, KafkaAdminError
+from model.admin.assignment import AdminOperationException, KafkaAdminError
 
 TopicPartition = tuple[str, int]
 Placement = dict[TopicPartition, tuple[int, ...]]

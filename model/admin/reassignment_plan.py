@@ -5,7 +5,7 @@ Where ``kafka-reassign-partitions --generate`` (``ReassignPartitionsCommand.gene
 2.3.0) re-runs ``AdminUtils.assignReplicasToBrokers`` from a random start and ignores the current
 placement, this planner starts from it. The objective, in order:
 
-1. hard constraints (:mod:`invariants.placement`): distinct brokers, replication factor kept (or
+1. hard constraints (:mod:`model.admin.placement`): distinct brokers, replication factor kept (or
    set), only listed brokers, ``rack_spread`` (strict) or ``rack_distribution``, and each broker's
    replica and leader counts within balance bounds — the best balance the racks allow
    (:func:`balance_bounds`, widened by ``balance_slack``);
@@ -43,7 +43,7 @@ from fractions import Fraction
 import attrs
 import networkx as nx
 
-from invariants.placement import (
+from model.admin.placement import (
     DESCRIPTIONS,
     Cluster,
     Placement,
@@ -442,7 +442,7 @@ def summary_statuses(
     replica_bounds: Mapping[int, tuple[int, int]], leader_bounds: Mapping[int, tuple[int, int]],
 ) -> dict[str, int]:
     """Each property's number of violations in ``placement`` (0 when it holds), by name."""
-    from invariants.placement import LEADER_BALANCE, REPLICA_BALANCE, check_balance, check_hard, load_counts
+    from model.admin.placement import LEADER_BALANCE, REPLICA_BALANCE, check_balance, check_hard, load_counts
 
     statuses = {name: len(v) for name, v in check_hard(placement, cluster, rfs, rf_requested).items()}
     loads = load_counts(placement, cluster)

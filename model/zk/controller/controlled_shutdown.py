@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import attrs
 
-from model import partition_state_machine, replica_state_machine
-from model.cluster import (
+from model.zk.controller import partition_state_machine, replica_state_machine
+from model.zk.state.states import PartitionState, ReplicaState
+from model.zk.state.step import ControllerError, ControllerMovedException, Step
+from model.zk.state.values import (
     SHUTDOWN_REQUESTED,
     SHUTDOWN_RETRY,
     SHUTDOWN_SUCCEEDED,
@@ -35,8 +37,6 @@ from model.cluster import (
     EventKind,
     TopicPartition,
 )
-from model.context import ControllerError, ControllerMovedException, Step
-from model.states import PartitionState, ReplicaState
 
 
 def process_controlled_shutdown(step: Step, event: ControllerEvent) -> None:

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from model import partition_state_machine, replica_state_machine
-from model.cluster import EventKind, Replica
-from model.context import Step
-from model.states import PartitionState, ReplicaState
+from model.zk.controller import partition_state_machine, replica_state_machine
+from model.zk.state.states import PartitionState, ReplicaState
+from model.zk.state.step import Step
+from model.zk.state.values import EventKind, Replica
 
 R = ReplicaState
 
@@ -191,7 +191,7 @@ def abort_partition_reassignment_for_topic(step: Step, topic: str) -> None:
     deleted topic's partitions still being reassigned are dropped from ``partitionsBeingReassigned`` and from
     /admin/reassign_partitions. Without it (DELETION_DURING_REASSIGNMENT, every Apache 2.x release) the
     reassignment of a deleted topic stays in both for good."""
-    from model import partition_reassignment
+    from model.zk.controller import partition_reassignment
 
     pending = [tp for tp in step.partitions_being_reassigned if tp[0] == topic]
     if pending:

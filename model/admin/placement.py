@@ -15,7 +15,7 @@ a concrete placement) and the controller properties of :mod:`invariants.kafka_pr
   every rack holds floor(RF/R) or ceil(RF/R) replicas of each partition (R racks with listed brokers),
   which allows RF > R and still spans min(RF, R) racks;
 * ``replica_balance_per_broker`` / ``leader_balance_per_broker`` — each broker's replica (leader)
-  count lies within bounds the planner computes (:mod:`invariants.reassignment_plan`); the per-rack
+  count lies within bounds the planner computes (:mod:`model.admin.reassignment_plan`); the per-rack
   counts are reported beside them (:func:`load_counts`).
 
 The z3 constraints are pseudo-Boolean over literals "broker b holds a replica of partition p"

@@ -10,7 +10,7 @@ starts or cancels a partition reassignment, runs a preferred replica election or
 A controller step may also be taken with a leader's ISR write landing inside it, between the
 controller's read of that partition's znode and its conditional write (BADVERSION, then the
 retry): ``Action.isr_race``; such an action has no successor when the controller does not write
-that znode. Environment steps are bounded by the counters in :class:`~model.cluster.Budget`, whose
+that znode. Environment steps are bounded by the counters in :class:`~model.zk.state.values.Budget`, whose
 limits come from the scenario's ``[bounds]``. Actions are listed in a fixed order: the controller
 step and its raced variants, then per broker (by id) its request steps, then ISR changes, then
 failures and restarts, then admin steps by topic name, then the steps this issue's events added
@@ -30,8 +30,11 @@ from collections.abc import Sequence
 import attrs
 
 from explorer.contract import Property
-from model import controlled_shutdown, controller, controller_failover, environment, partition_leader
-from model.cluster import (
+from model.scenario import Scenario, Topic
+from model.zk.controller import controlled_shutdown, controller, controller_failover
+from model.zk.environment import environment, partition_leader
+from model.zk.state.step import Step
+from model.zk.state.values import (
     SHUTDOWN_NONE,
     SHUTDOWN_RETRY,
     SHUTDOWN_SUCCEEDED,
@@ -46,9 +49,7 @@ from model.cluster import (
     StepLog,
     ZkState,
 )
-from model.context import Step
-from model.scenario import Scenario, Topic
-from model.symmetry import BrokerSymmetry
+from model.zk.symmetry import BrokerSymmetry
 
 
 @attrs.frozen
@@ -252,7 +253,7 @@ class KafkaControllerModel:
 
     def canonical_encode(self, state: ClusterState) -> bytes:
         """The optional contract method behind ``--symmetry``: the least encoding of the state's orbit
-        under the scenario's interchangeable brokers (:mod:`model.symmetry`)."""
+        under the scenario's interchangeable brokers (:mod:`model.zk.symmetry`)."""
         return self.symmetry.canonical_encode(state, self.codec.encode)
 
     @functools.cached_property
@@ -284,18 +285,18 @@ class KafkaControllerModel:
         return action.kind
 
     def describe_changes(self, prev: ClusterState, next_: ClusterState) -> Sequence[str]:
-        from model.describe import describe_changes
+        from model.present.describe import describe_changes
 
         return describe_changes(prev, next_)
 
     def describe_state(self, state: ClusterState) -> Sequence[str]:
-        from model.describe import describe_state
+        from model.present.describe import describe_state
 
         return describe_state(state)
 
     def state_view(self, state: ClusterState, prev: ClusterState | None = None, action: Action | None = None) -> dict:
-        """The optional contract method: the state (and the step) as data for the reports (model/view.py)."""
-        from model.view import state_view
+        """The optional contract method: the state (and the step) as data for the reports (model/present/view.py)."""
+        from model.present.view import state_view
 
         return state_view(self.scenario, state, prev, action)
 

@@ -6,7 +6,7 @@ Offline it runs an election (``electLeaderForPartitions``) with the given strate
 ``OfflinePartitionLeaderElectionStrategy``, ``ReassignPartitionLeaderElectionStrategy``,
 ``PreferredReplicaPartitionLeaderElectionStrategy`` or ``ControlledShutdownPartitionLeaderElectionStrategy``
 (2.3 ``Election.leaderForOffline`` / ``leaderForReassign`` / ``leaderForPreferredReplica`` /
-``leaderForControlledShutdown``, whose algorithms are :mod:`model.election`).
+``leaderForControlledShutdown``, whose algorithms are :mod:`model.zk.controller.election`).
 
 Elections retry after BADVERSION as Kafka 1.1 – 2.3 do, with their bug (KAFKA_8286): every partition of
 the call is elected again, not only the one that met the conflict (see ``_elect_leader_for_partitions``).
@@ -16,16 +16,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from model.cluster import LeaderAndIsr, TopicPartition
-from model.context import Step
-from model.election import (
+from model.zk.controller.election import (
     controlled_shutdown_partition_leader_election,
     offline_partition_leader_election,
     preferred_replica_partition_leader_election,
     reassign_partition_leader_election,
 )
-from model.kafka_zk_client import update_leader_and_isr
-from model.states import PARTITION_TABLE, PartitionState
+from model.zk.controller.kafka_zk_client import update_leader_and_isr
+from model.zk.state.states import PARTITION_TABLE, PartitionState
+from model.zk.state.step import Step
+from model.zk.state.values import LeaderAndIsr, TopicPartition
 
 P = PartitionState
 

@@ -4,7 +4,7 @@ One controller step takes the event at the head of the ``ControllerEventManager`
 its ``process()``: BrokerChange (``onBrokerStartup`` / ``onBrokerFailure``), TopicChange
 (``onNewPartitionCreation``), TopicDeletion (``enqueueTopicsForDeletion``),
 TopicDeletionStopReplicaResponseReceived, IsrChangeNotification, PartitionModifications, and the
-reassignment events of :mod:`model.partition_reassignment`. Each handler reads ZooKeeper when it
+reassignment events of :mod:`model.zk.controller.partition_reassignment`. Each handler reads ZooKeeper when it
 runs, as Kafka's do, so changes made while the event waited are seen.
 
 Deviation: ``ControllerContext.allTopics`` is derived from the assignments the controller knows.
@@ -17,7 +17,7 @@ election), the model's does not.
 
 from __future__ import annotations
 
-from model import (
+from model.zk.controller import (
     controlled_shutdown,
     controller_failover,
     partition_reassignment,
@@ -26,9 +26,9 @@ from model import (
     replica_state_machine,
     topic_deletion_manager,
 )
-from model.cluster import ControllerEvent, EventKind, Replica, TopicPartition
-from model.context import Step
-from model.states import PartitionState, ReplicaState
+from model.zk.state.states import PartitionState, ReplicaState
+from model.zk.state.step import Step
+from model.zk.state.values import ControllerEvent, EventKind, Replica, TopicPartition
 
 
 def process_next_event(step: Step) -> ControllerEvent:

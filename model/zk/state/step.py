@@ -1,4 +1,4 @@
-"""The working copy one step mutates: a thawed :class:`~model.cluster.ClusterState`.
+"""The working copy one step mutates: a thawed :class:`~model.zk.state.values.ClusterState`.
 
 Transitions are pure from the outside (a frozen state in, a new frozen state out), but inside one
 step the controller's code reads best written as Kafka writes it: methods that update a context,
@@ -24,7 +24,9 @@ from typing import Any
 
 import attrs
 
-from model.cluster import (
+from model.scenario import Scenario
+from model.zk.state.states import PartitionState, ReplicaState, replica_table
+from model.zk.state.values import (
     LEADER_DURING_DELETE,
     BrokerState,
     Budget,
@@ -44,8 +46,6 @@ from model.cluster import (
     ZkState,
     sorted_items,
 )
-from model.scenario import Scenario
-from model.states import PartitionState, ReplicaState, replica_table
 
 
 class ControllerError(Exception):
@@ -445,7 +445,7 @@ def _sorted(values: set[Any] | None, before: tuple[Any, ...]) -> tuple[Any, ...]
 
 def _unchanged_or(before: Any, after: Any) -> Any:
     """``before`` when ``after`` is equal to it: a part the step did not change stays the same object, which
-    the codec then writes by copying the bytes it remembers for it (see :class:`~model.cluster.Codec`)."""
+    the codec then writes by copying the bytes it remembers for it (see :class:`~model.zk.state.values.Codec`)."""
     return before if after == before else after
 
 

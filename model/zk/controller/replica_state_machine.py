@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from model.cluster import NO_LEADER, LeaderAndIsr, Replica, TopicPartition
-from model.context import Step
-from model.kafka_zk_client import update_leader_and_isr
-from model.states import ReplicaState
+from model.zk.controller.kafka_zk_client import update_leader_and_isr
+from model.zk.state.states import ReplicaState
+from model.zk.state.step import Step
+from model.zk.state.values import NO_LEADER, LeaderAndIsr, Replica, TopicPartition
 
 R = ReplicaState
 

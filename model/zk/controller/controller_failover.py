@@ -26,12 +26,12 @@ new ``/controller_epoch`` zkVersion) and ``onControllerFailover``:
 
 The old controller's in-memory state dies with it: its event queue and its request channels. A
 controller that has not noticed it lost controllership keeps processing events, as a *zombie*
-(:attr:`~model.cluster.ClusterState.zombie`): after ``/controller`` was deleted under it, every event
+(:attr:`~model.zk.state.values.ClusterState.zombie`): after ``/controller`` was deleted under it, every event
 already in its queue (the ``ControllerChange`` that tells it comes last); after its session expired,
 only the event it was in the middle of, and only before Kafka 1.1 (KAFKA-3083: 1.1's ``Expire`` event
 waits for it, and its writes fail on the expired session). Its ZooKeeper writes land before Kafka 2.1
 and are fenced by the ``/controller_epoch`` zkVersion from 2.1 (KAFKA-6082:
-:meth:`~model.context.Step.controller_writes_zk`); brokers reject its requests once they have seen the
+:meth:`~model.zk.state.step.Step.controller_writes_zk`); brokers reject its requests once they have seen the
 new controller epoch.
 
 Deviations: the controller's host is not one of the modelled brokers (a failure of the controller's
@@ -46,22 +46,22 @@ from __future__ import annotations
 
 import attrs
 
-from model import (
+from model.zk.controller import (
     partition_reassignment,
     partition_state_machine,
     preferred_replica_election,
     replica_state_machine,
     topic_deletion_manager,
 )
-from model.cluster import (
+from model.zk.state.states import PartitionState, ReplicaState
+from model.zk.state.step import ControllerMovedException, Step
+from model.zk.state.values import (
     SHUTDOWN_REQUESTED,
     SHUTDOWN_RETRY,
     ControllerEvent,
     EventKind,
     Replica,
 )
-from model.context import ControllerMovedException, Step
-from model.states import PartitionState, ReplicaState
 
 FAILOVER = "ControllerFailover"
 MOVE = "ControllerMove"
@@ -119,7 +119,7 @@ def controller_failover(step: Step, kind: str) -> None:
 def zombie_process_event(step: Step) -> ControllerEvent:
     """The old controller processes the head of its queue; a fenced write (2.1+) makes it resign, and so does
     the end of its queue (the ``ControllerChange`` or ``Expire`` it reaches next: ``onControllerResignation``)."""
-    from model import controller
+    from model.zk.controller import controller
 
     event = step.events.pop(0)
     remaining = list(step.events)

@@ -20,7 +20,7 @@ Kafka's vocabulary reaches them here, as data. A view holds
   ``TopicDeletionManager``, ``KafkaApis`` and ``ReplicaManager``; the controller's broker id is not
   modelled, so lines name the controller epoch instead).
 
-Everything is derived from the states (and the step's :class:`~model.cluster.StepLog`); nothing here
+Everything is derived from the states (and the step's :class:`~model.zk.state.values.StepLog`); nothing here
 changes the model's behaviour.
 """
 
@@ -29,7 +29,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from model.cluster import (
+from model.scenario import Scenario
+from model.zk.state.values import (
     ClusterState,
     ControllerEvent,
     EventKind,
@@ -40,7 +41,6 @@ from model.cluster import (
     partition_name,
     replica_name,
 )
-from model.scenario import Scenario
 
 ADMIN, CONTROLLER, ZOOKEEPER = "admin", "controller", "ZooKeeper"
 FORMER = "former controller"

@@ -26,11 +26,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from model import partition_state_machine
-from model.cluster import ControllerEvent, EventKind, TopicPartition
-from model.context import Step
-from model.election import preferred_replica_partition_leader_election
-from model.states import PartitionState
+from model.zk.controller import partition_state_machine
+from model.zk.controller.election import preferred_replica_partition_leader_election
+from model.zk.state.states import PartitionState
+from model.zk.state.step import Step
+from model.zk.state.values import ControllerEvent, EventKind, TopicPartition
 
 
 def process_preferred_replica_leader_election(step: Step) -> None:

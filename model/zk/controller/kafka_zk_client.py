@@ -9,14 +9,14 @@ list, and the caller reads it again and recomputes (``ReplicaStateMachine.remove
 
 A controller step is atomic in the model, so the only write that can land between the
 controller's read and its write is the one the explorer chose for the step
-(:func:`model.partition_leader.maybe_race`); it fires at the controller's first write of that znode.
+(:func:`model.zk.environment.partition_leader.maybe_race`); it fires at the controller's first write of that znode.
 """
 
 from __future__ import annotations
 
-from model.cluster import LeaderAndIsr, TopicPartition
-from model.context import Step
-from model.partition_leader import maybe_race
+from model.zk.environment.partition_leader import maybe_race
+from model.zk.state.step import Step
+from model.zk.state.values import LeaderAndIsr, TopicPartition
 
 
 def update_leader_and_isr(step: Step, tp: TopicPartition, read: LeaderAndIsr, leader: int,

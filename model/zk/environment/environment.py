@@ -7,7 +7,7 @@ directory fails, an admin creates or deletes topics by writing ZooKeeper as ``ka
 --zookeeper`` does, runs ``kafka-preferred-replica-election.sh``, cancels a reassignment by deleting
 /admin/reassign_partitions or changes ``unclean.leader.election.enable``, and the controller's auto
 leader rebalance timer fires. Controller failover and controlled shutdown live in
-:mod:`model.controller_failover` and :mod:`model.controlled_shutdown`.
+:mod:`model.zk.controller.controller_failover` and :mod:`model.zk.controller.controlled_shutdown`.
 
 Deviations: a broker applies a request and its response reaches the controller's queue in one
 step (Kafka's RequestSendThread would re-send a request whose response was lost, and deleting a
@@ -24,8 +24,10 @@ from collections.abc import Iterable
 
 import attrs
 
-from model import assignment as kafka_assignment
-from model.cluster import (
+from model.admin import assignment as kafka_assignment
+from model.scenario import Scenario
+from model.zk.state.step import Step
+from model.zk.state.values import (
     LEADER_DURING_DELETE,
     NO_LEADER,
     SHUTDOWN_NONE,
@@ -37,8 +39,6 @@ from model.cluster import (
     RequestKind,
     TopicPartition,
 )
-from model.context import Step
-from model.scenario import Scenario
 
 
 def broker_failure(step: Step, broker: int, *, controlled: bool = False) -> None:
@@ -279,7 +279,7 @@ def admin_add_partitions(step: Step, topic: str) -> None:
 def admin_recreate_topic(step: Step, topic: str) -> None:
     """``AdminZkClient.createTopicWithAssignment`` for a topic of the same name as one deleted earlier in
     the run. The logs of the earlier topic still on brokers' disks are remembered
-    (:class:`~model.cluster.History`): with no topic IDs in 2.x, nothing tells them apart from the new
+    (:class:`~model.zk.state.values.History`): with no topic IDs in 2.x, nothing tells them apart from the new
     topic's."""
     step.stray_logs |= {(b.id, tp) for b in step.brokers.values() for tp in b.logs if tp[0] == topic}
     step.zk_topics[topic] = step.scenario.topic(topic).recreated_replicas

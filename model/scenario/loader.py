@@ -27,7 +27,7 @@ from typing import Any
 
 import attrs
 
-from model import assignment as kafka_assignment
+from model.admin import assignment as kafka_assignment
 
 SUPPORTED_VERSIONS: tuple[str, ...] = ("1.1", "2.0", "2.1", "2.2", "2.3")
 DEFAULT_VERSION = "2.3"
@@ -42,7 +42,7 @@ MAX_TOPIC_REPLICAS = 12
 MAX_TOTAL_REPLICAS = 48
 MAX_TOPICS = 16
 #: The state encoding stores every counter and epoch as a signed 32-bit integer
-#: (``model.cluster.Codec``). A budget counter reaches its bound; an epoch grows by at most one per
+#: (``model.zk.state.values.Codec``). A budget counter reaches its bound; an epoch grows by at most one per
 #: election, a few per failure or restart of each of at most 48 partitions; so bounds are capped
 #: at 2^31 / 128, where no epoch can overflow.
 BOUND_MAX = 2**31 // 128 - 1
@@ -251,7 +251,7 @@ class Topic:
     recreated_replicas: tuple[tuple[int, ...], ...] = ()  # the re-created topic's assignment (default: replicas)
     preferred_replica_election: bool = False  # an admin runs kafka-preferred-replica-election for its partitions, once
     partially_deleted: tuple[int, ...] = ()  # partitions whose state znode a crashed controller deleted (see
-    #                                          model.kafka_model.initial_state)
+    #                                          model.zk.kafka_model.initial_state)
 
     @property
     def partitions(self) -> int:

@@ -24,7 +24,7 @@ renaming, and the initial state maps to itself. It is if every scenario paramete
   partitions pins every broker;
 * roles: in Kafka the controller is one of the brokers (``KafkaController.elect``), which would make
   it a role of its own; in the model the controller's host is none of the modelled brokers (a
-  deviation listed in :mod:`model.controller_failover`), and bounds and budgets are cluster-wide
+  deviation listed in :mod:`model.zk.controller.controller_failover`), and bounds and budgets are cluster-wide
   counters, never per broker, so brokers have no other role to tell them apart.
 
 So the interchangeable classes are the brokers that no placement, reassignment or added partition
@@ -54,7 +54,8 @@ from typing import Any, TypeVar
 
 import attrs
 
-from model.cluster import (
+from model.scenario import Scenario
+from model.zk.state.values import (
     BrokerState,
     ClusterState,
     ControllerEvent,
@@ -67,7 +68,6 @@ from model.cluster import (
     TopicPartition,
     ZkState,
 )
-from model.scenario import Scenario
 
 Renaming = Mapping[int, int]
 

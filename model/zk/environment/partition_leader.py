@@ -33,8 +33,8 @@ from collections.abc import Mapping
 
 import attrs
 
-from model.cluster import BrokerState, ClusterState, EventKind, LeaderAndIsr, TopicPartition
-from model.context import Step
+from model.zk.state.step import Step
+from model.zk.state.values import BrokerState, ClusterState, EventKind, LeaderAndIsr, TopicPartition
 
 SHRINK = "LeaderShrinksIsr"
 EXPAND = "LeaderExpandsIsr"

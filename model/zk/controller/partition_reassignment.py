@@ -46,11 +46,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from model import partition_state_machine, replica_state_machine, topic_deletion_manager
-from model.cluster import ControllerEvent, EventKind, LeaderAndIsr, TopicPartition
-from model.context import ControllerError, ControllerMovedException, Step
-from model.kafka_zk_client import update_leader_and_isr
-from model.states import PartitionState, ReplicaState
+from model.zk.controller import partition_state_machine, replica_state_machine, topic_deletion_manager
+from model.zk.controller.kafka_zk_client import update_leader_and_isr
+from model.zk.state.states import PartitionState, ReplicaState
+from model.zk.state.step import ControllerError, ControllerMovedException, Step
+from model.zk.state.values import ControllerEvent, EventKind, LeaderAndIsr, TopicPartition
 
 R = ReplicaState
 

@@ -38,7 +38,7 @@ from typing import Any
 
 import attrs
 
-from model.states import PartitionState, ReplicaState
+from model.zk.state.states import PartitionState, ReplicaState
 
 TopicPartition = tuple[str, int]
 Replica = tuple[str, int, int]  # (topic, partition, broker): Kafka's PartitionAndReplica
