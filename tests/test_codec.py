@@ -1,4 +1,4 @@
-"""The Kafka model's canonical encoding (``model.zk.state.values.Codec``) and the parts a step keeps.
+"""The Kafka model's canonical encoding (``model.zk.state.codec.Codec``) and the parts a step keeps.
 
 The codec remembers the bytes of the parts it read (by object) and the parts behind bytes it read (by
 bytes): these memos must change its speed only. Every test below compares against
@@ -21,8 +21,9 @@ import pytest
 
 from kmc.compose import model_for, resolve_scenario
 from model.zk.kafka_model import KafkaControllerModel
+from model.zk.state.codec import Codec
 from model.zk.state.step import Step
-from model.zk.state.values import ClusterState, Codec
+from model.zk.state.values import ClusterState
 
 #: Small shipped scenarios with between them brokers dying and restarting, deletions, a reassignment, a
 #: controlled shutdown and a zombie controller (55 to 1,227 states each); isr-changes (1,469) below.

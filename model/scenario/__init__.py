@@ -1,13 +1,12 @@
 """Scenario input: a TOML file (``scenarios/*.toml`` ship with kmc) read and validated into a
 :class:`Scenario` by :mod:`model.scenario.loader`, and the catalogue of Kafka bugs a scenario can
-switch on. Both controllers read the same scenarios; callers import from this package."""
+switch on (:mod:`model.scenario.bugs`). Independent of the controller that runs it; callers import
+the names below from this package."""
 
+from model.scenario.bugs import BUGS, NOT_MODELLED_BUGS, BugSwitch
 from model.scenario.loader import (
-    BUGS,
-    NOT_MODELLED_BUGS,
     SUPPORTED_VERSIONS,
     Bounds,
-    BugSwitch,
     Scenario,
     ScenarioError,
     Topic,

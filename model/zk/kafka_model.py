@@ -33,6 +33,7 @@ from explorer.contract import Property
 from model.scenario import Scenario, Topic
 from model.zk.controller import controlled_shutdown, controller, controller_failover
 from model.zk.environment import environment, partition_leader
+from model.zk.state.codec import Codec
 from model.zk.state.step import Step
 from model.zk.state.values import (
     SHUTDOWN_NONE,
@@ -41,7 +42,6 @@ from model.zk.state.values import (
     BrokerState,
     Budget,
     ClusterState,
-    Codec,
     ControllerEvent,
     ControllerState,
     EventKind,

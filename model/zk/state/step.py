@@ -445,7 +445,7 @@ def _sorted(values: set[Any] | None, before: tuple[Any, ...]) -> tuple[Any, ...]
 
 def _unchanged_or(before: Any, after: Any) -> Any:
     """``before`` when ``after`` is equal to it: a part the step did not change stays the same object, which
-    the codec then writes by copying the bytes it remembers for it (see :class:`~model.zk.state.values.Codec`)."""
+    the codec then writes by copying the bytes it remembers for it (see :class:`~model.zk.state.codec.Codec`)."""
     return before if after == before else after
 
 

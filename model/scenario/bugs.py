@@ -1,0 +1,155 @@
+"""The catalogue of Kafka controller bugs a scenario can re-introduce (``[bugs]`` in a scenario file,
+``kmc bugs``): each switch's JIRA, title, the release that fixed it, the property it breaks and the
+shipped scenario that reproduces it; and the known controller bugs the model cannot express, with
+the reason. The handlers read a switch with ``Scenario.bug(name)``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+
+
+@attrs.frozen
+class BugSwitch:
+    """A historical Kafka bug (or a planted one) the model can re-introduce.
+
+    ``fixed_in`` is the first (major, minor) release without it: the switch is on by default for earlier
+    ``[kafka] version`` values (:data:`NEVER_FIXED` for a bug no 2.x release fixed, None for a planted bug,
+    never on by default). ``jira``, ``title``, ``fixed_release``, ``breaks`` (the property it violates) and
+    ``scenario`` (the shipped scenario that reproduces it) are what ``kmc bugs`` lists.
+    """
+
+    name: str
+    summary: str
+    fixed_in: tuple[int, int] | None  # None: a planted bug, never part of Kafka
+    jira: str = ""
+    title: str = ""
+    fixed_release: str = ""
+    breaks: str = ""
+    scenario: str = ""
+
+    def default_for(self, version: tuple[int, int]) -> bool:
+        return self.fixed_in is not None and version < self.fixed_in
+
+
+#: ``fixed_in`` of a bug that no release of the modelled line fixed.
+NEVER_FIXED = (99, 0)
+
+
+def _bug(name: str, jira: str, title: str, fixed_release: str, fixed_in: tuple[int, int] | None, breaks: str,
+         scenario: str, summary: str) -> BugSwitch:
+    return BugSwitch(name, summary, fixed_in, jira, title, fixed_release, breaks, scenario)
+
+
+BUGS: Mapping[str, BugSwitch] = {
+    b.name: b
+    for b in (
+        _bug("KAFKA_3083", "KAFKA-3083", "a soft failure in controller may leave a topic partition in an "
+             "inconsistent state", "1.1.0", (1, 1), "zk_written_only_by_active_controller", "kafka-3083",
+             "a controller whose ZooKeeper session expired in the middle of an event finishes it through a new "
+             "session, its writes landing after another controller took over (before 1.1's controller rewrite, "
+             "KAFKA-5642, ran the expiry as an event that waits for the one in progress, whose writes then fail "
+             "on the expired session)"),
+        _bug("KAFKA_6082", "KAFKA-6082", "Fence zookeeper updates with controller epoch zkVersion", "2.1.0", (2, 1),
+             "zk_written_only_by_active_controller", "kafka-6082",
+             "ZooKeeper writes are not fenced by the /controller_epoch zkVersion: a controller that lost "
+             "controllership (/controller deleted under it) keeps writing while it works through its queue"),
+        _bug("KAFKA_7235", "KAFKA-7235", "Detect outdated control requests and bounced brokers using broker "
+             "generation", "2.2.0", (2, 2), "live_brokers_host_their_replicas", "kafka-7235",
+             "no broker epochs: a broker that bounced before the controller noticed is not treated as failed and "
+             "restarted, and requests of its previous incarnation are applied"),
+        _bug("KAFKA_3143", "KAFKA-3143", "Controller should transition offline replicas on startup", "2.3.0",
+             (2, 3), "no_dead_replica_in_isr_when_idle", "kafka-3143",
+             "ReplicaStateMachine.startup marks replicas on dead brokers ReplicaDeletionIneligible and moves only "
+             "the live ones to OnlineReplica: a new controller never takes dead replicas out of ISRs (KAFKA-8152 "
+             "fixed it, with KAFKA-3096)"),
+        _bug("KAFKA_3096", "KAFKA-3096", "Leader is not set to -1 when it is shutdown if followers are down",
+             "2.3.0", (2, 3), "leader_not_on_dead_broker_when_idle", "kafka-3096",
+             "the startup of KAFKA_3143 (one fix, KAFKA-8152, closed both): a new controller that finds a "
+             "partition's only ISR member dead leaves it named as leader in ZooKeeper"),
+        _bug("KAFKA_5083", "KAFKA-5083", "always leave the last surviving member of the ISR in ZK", "1.1.0", (1, 1),
+             "isr_never_empty", "kafka-5083",
+             "removeReplicaFromIsr takes the last ISR member out when unclean leader election is enabled, leaving "
+             "an empty ISR from which no clean election is possible once unclean election is disabled again "
+             "(1.0's KafkaController.removeReplicaFromIsr; 1.1's KAFKA-5642 keeps the last member)"),
+        _bug("KAFKA_6650", "KAFKA-6650", "Allowing transition to OfflineReplica state for replicas without "
+             "leadership info", "2.0.0", (2, 0), "queued_deletion_finishes_when_brokers_alive", "kafka-6650",
+             "OfflineReplica transition skips replicas without leadership info (partially created or deleted "
+             "topics), so their deletion can never start"),
+        _bug("KAFKA_3175", "KAFKA-3175", "Topic not accessible after deletion even when delete.topic.enable is "
+             "disabled", "0.10.2.0", (0, 10), "leader_elected_when_isr_member_alive", "kafka-3175",
+             "with delete.topic.enable=false the controller ignores /admin/delete_topics at runtime, but a new "
+             "controller's TopicDeletionManager queues the topics named there, which excludes their partitions "
+             "from every election"),
+        _bug("KAFKA_6612", "KAFKA-6612", "Added logic to prevent increasing partition counts during topic deletion",
+             "2.0.0", (2, 0), "controller_knows_every_partition_when_idle", "kafka-6612",
+             "PartitionModifications only logs partitions added to a topic queued for deletion and leaves them in "
+             "its znode, where a new controller finds them without leadership"),
+        _bug("KAFKA_6193", "KAFKA-6193", "Only delete reassign_partitions znode after reassignment is complete",
+             "1.1.0", (1, 1), "reassignment_intent_survives", "kafka-6193",
+             "reassignments are recorded and triggered one partition at a time, so removing one that needs no "
+             "work rewrites /admin/reassign_partitions from a context that does not hold the others yet, and "
+             "deletes it"),
+        _bug("KAFKA_5310", "KAFKA-5310", "reset ControllerContext during resignation", "0.11.0.0", (0, 11),
+             "failover_context_from_zookeeper", "kafka-5310",
+             "a resigning controller keeps its partitionsBeingReassigned; re-elected later, it merges them into "
+             "what it reads from ZooKeeper and carries out a reassignment the admin cancelled"),
+        _bug("KAFKA_9212", "KAFKA-9212", "Ensure LeaderAndIsr state updated in controller context during "
+             "reassignment", "2.4.0", (2, 4), "metadata_caches_current_when_idle", "kafka-9212",
+             "updateLeaderEpoch bumps a reassigned partition's leader epoch in ZooKeeper but not in the "
+             "controller's cache, so UpdateMetadata carries the older epoch"),
+        _bug("KAFKA_7482", "KAFKA-7482", "LeaderAndIsrRequest should be sent to the shutting down broker", "2.1.0",
+             (2, 1), "single_acting_leader_when_idle", "kafka-7482",
+             "the controlled-shutdown election sends its LeaderAndIsr to the live replicas only, not to the "
+             "shutting-down broker, which keeps acting as leader until it stops"),
+        _bug("KAFKA_8286", "KAFKA-8286", "(within KIP-460's patch) electLeaderForPartitions retries every partition",
+             "2.4.0", (2, 4), "election_bumps_epoch_once", "election-retry",
+             "after a BADVERSION, electLeaderForPartitions retries the election of every partition of the call, "
+             "not only the remaining ones: elected partitions get a second leader-epoch bump"),
+        _bug("KAFKA_4214", "KAFKA-4214", "kafka-reassign-partitions fails all the time when brokers are bounced "
+             "during reassignment", "0.10.1.0", (0, 10), "reassignment_intent_survives", "kafka-4214",
+             "a reassignment whose target replicas are not all alive when the controller (re)starts it is failed "
+             "and removed from /admin/reassign_partitions"),
+        _bug("KAFKA_9866", "KAFKA-9866", "Avoid election for topics where preferred leader is not in ISR", "2.6.0",
+             (2, 6), "auto_rebalance_elections_feasible", "kafka-9866",
+             "the auto leader rebalance runs preferred elections for partitions whose preferred replica is not in "
+             "the ISR, which fail"),
+        _bug("KAFKA_6638", "KAFKA-9672", "Leader with ISR as a superset of replicas (KAFKA-6638: Leader should "
+             "remove unassigned replica from ISR)", "3.0.0 (broker side)", (3, 0),
+             "leader_isr_within_assigned_replicas", "kafka-9672",
+             "a leader takes the ISR of a LeaderAndIsr as it is, also members the request no longer assigns (the "
+             "reassignment's leader-epoch bump before the old replicas leave the ISR); KAFKA-6638's patch, never "
+             "merged, filtered them out, as 3.0's broker does"),
+        _bug("DELETION_DURING_REASSIGNMENT", "(LinkedIn hotfix, linkedin/kafka#14)", "fix in parallel topic "
+             "deletion and partition reassignment issue", "not fixed upstream", NEVER_FIXED,
+             "reassignment_finishes_when_targets_alive", "reassignment-during-deletion",
+             "TopicDeletion marks a topic with a partition being reassigned ineligible before queueing it, which "
+             "does nothing, so the deletion starts with the reassignment in flight (the fix: mark it after)"),
+        _bug("PLANTED_COMPLETE_DELETION_ON_FIRST_SUCCESS", "", "planted, not Kafka", "", None,
+             "deletion_completes_only_when_all_replicas_succeeded", "planted-complete-on-first-success",
+             "planted, not Kafka: TopicDeletionManager completes a topic deletion as soon as any one replica's "
+             "deletion succeeded"),
+    )
+}
+
+
+#: The spec's "Known controller bugs" with no switch: JIRA -> (title, why the model cannot express it), one line
+#: each (``kmc bugs`` and the README list them).
+NOT_MODELLED_BUGS: Mapping[str, tuple[str, str]] = {
+    "KAFKA-2937": ("Topics marked for delete in Zookeeper may become undeletable",
+                   "fixed in 0.10.0 inside OfflineReplica's leaderIsr check; its 1.1+ form is KAFKA-6650, a switch"),
+    "KAFKA-9089": ("Reassignment should be resilient to unexpected errors",
+                   "needs the AlterPartitionReassignments API of KIP-455 (2.4); the model stops at 2.3"),
+    "KAFKA-9478": ("Remove zombie partition reassignments from ZooKeeper",
+                   "needs two reassignment tools racing on /admin/reassign_partitions; the model's admin commands "
+                   "are atomic, and 2.3's tool refuses to run while the znode exists"),
+    "KAFKA-14808": ("fix leaderless partition issue when controller removes unneeded replicas",
+                    "lies in updateCurrentReassignment of KIP-455's reassignment (2.4+), not modelled"),
+    "KAFKA-13226": ("createTopic need sort brokerMetadata",
+                    "lies in the broker's AdminManager (the unsorted alive-broker list of its metadata cache), not "
+                    "in the controller; the model assigns from id-sorted broker lists"),
+    "KAFKA-1305": ("Controller can hang on controlled shutdown with auto leader balance enabled",
+                   "a deadlock on the 0.8 controller lock and a bounded request queue; the model, like 1.1+, has one "
+                   "event thread and unbounded queues"),
+}
