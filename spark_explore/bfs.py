@@ -29,8 +29,8 @@ A level is expanded in one of two ways:
      ``(parent fingerprint, action index)`` (the parent rule);
   3. writes them as the Parquet of level ``d+1``.
 
-  So a level's de-duplication costs the same however many levels came before it (the anti-join
-  used to read every earlier level's Parquet and shuffle it again).
+  So a level's de-duplication costs the same however many levels came before it (an anti-join
+  against every earlier level would read all their Parquet and shuffle it again).
 
 The Spark session is started in a background thread (:class:`spark_explore.session.SessionStart`)
 while the driver expands the first levels, as soon as the levels grow so that one of the next ones

@@ -16,7 +16,7 @@ It also records, for every level written, its row count, the checksum of its fin
 (:func:`explorer.integrity.links_checksum`); ``--resume`` compares them with the files, and every
 stored state's bytes with its fingerprint, before it trusts them
 (:func:`spark_explore.trace.verify_level`), and the manifest is sealed with a digest of its own
-content, so that an edited count is refused too. A manifest that cannot be read is
+content, so that an edited count is refused as well. A manifest that cannot be read is
 refused with one sentence naming it (:class:`~explorer.checkpoint.ResumeError`), never guessed at.
 """
 

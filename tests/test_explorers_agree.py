@@ -18,7 +18,7 @@ import functools
 import os
 
 import pytest
-from test_scenarios_pinned import PINNED
+from test_scenarios_pinned import BUG_SWITCH_SCENARIOS, PINNED
 
 from explorer.bfs import run_bfs
 from explorer.contract import Model
@@ -30,20 +30,16 @@ from kmc.commands.simulate import DEFAULT_EXAMPLE_DEPTH, DEFAULT_MAX_EXAMPLES, D
 from kmc.compose import model_for, resolve_scenario
 from model.zk.kafka_model import KafkaControllerModel
 
-#: One per bug switch of part 2 (issue 9): small scenarios (14 to 904 states).
-PART_2_BUG_SCENARIOS = ("election-retry", "kafka-3083", "kafka-3096", "kafka-3143", "kafka-3175", "kafka-4214",
-                        "kafka-5083", "kafka-5310", "kafka-6082", "kafka-6193", "kafka-6612", "kafka-7482",
-                        "kafka-9212", "kafka-9672", "kafka-9866")
 BUG_SCENARIOS = ("kafka-6650", "kafka-7235", "planted-complete-on-first-success", "reassignment-during-deletion",
                  "stale-deletion-response", "stray-log-adopted-on-recreation", "stray-log-after-deletion",
-                 "topic-recreation", "reassignment-isr-shrink-race", *PART_2_BUG_SCENARIOS)
+                 "topic-recreation", "reassignment-isr-shrink-race", *BUG_SWITCH_SCENARIOS)
 
 #: Scenarios whose violation takes the explorer more than a few seconds to find (measured on a
 #: loaded 2-core machine; see the README's performance section).
 SLOW_FOR_SIMULATION = {"stray-log-after-deletion", "stray-log-adopted-on-recreation", "topic-recreation"}
 SLOW_FOR_HYPOTHESIS = {"kafka-6650", "stale-deletion-response", "reassignment-during-deletion", "topic-recreation",
                        "election-retry", "kafka-6082", "kafka-7482", "kafka-9212",
-                       # part 2's bug scenarios: 2 to 23 s each to the violation on a loaded machine (seed 0)
+                       # BUG_SWITCH_SCENARIOS: 2 to 23 s each to the violation on a loaded machine (seed 0)
                        "kafka-3083", "kafka-3096", "kafka-3143", "kafka-3175", "kafka-4214", "kafka-5083",
                        "kafka-5310", "kafka-6193", "kafka-6612", "kafka-9672", "kafka-9866"}
 

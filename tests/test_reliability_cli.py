@@ -430,7 +430,8 @@ def test_an_incomplete_search_names_the_examples_it_has_not_found(tmp_path: Path
         "sometimes_deletion_completes", "sometimes_deletion_retried", "sometimes_isr_reexpanded",
         "sometimes_isr_write_conflict", "sometimes_partition_addition_reverted", "sometimes_partitions_added",
         "sometimes_reassignment_completes", "sometimes_topic_recreated",
-        # controller part 2's events, none of them in delete-disabled
+        # controller failover, controlled shutdown, log directory failure and preferred election: none in
+        # delete-disabled
         "sometimes_controlled_shutdown_succeeds", "sometimes_controller_failover_completes",
         "sometimes_log_dir_replica_offline", "sometimes_preferred_leader_elected", "sometimes_zombie_write_fenced"])
     assert document["never_found"] == []

@@ -30,14 +30,22 @@ class Pinned:
     never_found: tuple[str, ...] = ()
 
 
+#: One scenario per bug switch of the controller's failover, controlled shutdown, election, ISR, reassignment and
+#: topic-change handling, named for its JIRA (election-retry: KAFKA-8286), its switch on; 14 to 904 states each.
+BUG_SWITCH_SCENARIOS = ("election-retry", "kafka-3083", "kafka-3096", "kafka-3143", "kafka-3175", "kafka-4214",
+                        "kafka-5083", "kafka-5310", "kafka-6082", "kafka-6193", "kafka-6612", "kafka-7482",
+                        "kafka-9212", "kafka-9672", "kafka-9866")
+
+
 #: Sometimes properties a scenario without a [check] list reports as never found when it has no reassignment,
 #: added partition or re-created topic, no controller failover, controlled shutdown, preferred election or log
 #: directory failure, and no ISR changes either.
-NO_PART_2_EVENTS = ("sometimes_controlled_shutdown_succeeds", "sometimes_controller_failover_completes",
-                    "sometimes_log_dir_replica_offline", "sometimes_preferred_leader_elected",
-                    "sometimes_zombie_write_fenced")
+NO_FAILOVER_SHUTDOWN_LOG_DIR_OR_PREFERRED_ELECTION = (
+    "sometimes_controlled_shutdown_succeeds", "sometimes_controller_failover_completes",
+    "sometimes_log_dir_replica_offline", "sometimes_preferred_leader_elected", "sometimes_zombie_write_fenced")
 NO_REASSIGNMENT = ("sometimes_partition_addition_reverted", "sometimes_partitions_added",
-                   "sometimes_reassignment_completes", "sometimes_topic_recreated", *NO_PART_2_EVENTS)
+                   "sometimes_reassignment_completes", "sometimes_topic_recreated",
+                   *NO_FAILOVER_SHUTDOWN_LOG_DIR_OR_PREFERRED_ELECTION)
 NO_ISR_CHANGES = ("sometimes_isr_reexpanded", "sometimes_isr_write_conflict", *NO_REASSIGNMENT)
 
 PINNED: dict[str, Pinned] = {
@@ -80,7 +88,8 @@ PINNED: dict[str, Pinned] = {
                                       discoveries={"deletion_completes_only_when_all_replicas_succeeded": 13}),
     "stray-log-after-deletion": Pinned(Outcome.VIOLATION, distinct=23089, generated=55493, depth=20, queue=154,
                                        discoveries={"no_stray_logs_when_idle": 19}),
-    # controller part 2 (issue 9): the events' scenarios, then one per bug switch (its switch on)
+    # controller failover and moves, controlled shutdown, elections, log directories: the events' scenarios,
+    # then one per bug switch (its switch on, see BUG_SWITCH_SCENARIOS)
     "controller-failover": Pinned(Outcome.OK, distinct=5018, generated=11650, depth=19, queue=0,
         discoveries={"sometimes_controller_failover_completes": 2, "sometimes_deletion_completes": 8}),
     "controller-move": Pinned(Outcome.OK, distinct=674, generated=1697, depth=21, queue=0,

@@ -13,9 +13,10 @@ retry): ``Action.isr_race``; such an action has no successor when the controller
 that znode. Environment steps are bounded by the counters in :class:`~model.zk.state.values.Budget`, whose
 limits come from the scenario's ``[bounds]``. Actions are listed in a fixed order: the controller
 step and its raced variants, then per broker (by id) its request steps, then ISR changes, then
-failures and restarts, then admin steps by topic name, then the steps this issue's events added
-(controller failover, zombie, controlled shutdown, log directories, preferred elections, the timer,
-the unclean config, cancellations).
+failures and restarts, then admin steps by topic name (creation, partitions, deletion, re-creation,
+reassignment), then controller failover and moves (or the zombie's step), controlled shutdowns, log
+directory failures, preferred elections, the auto-rebalance timer, the unclean-election config and
+reassignment cancellations.
 
 The initial state is a running cluster: every broker registered and alive, the controller elected
 (epoch 1), and the topics that exist from the start created by the controller's own code
@@ -137,10 +138,13 @@ class KafkaControllerModel:
             for i, command in enumerate(sc.reassignments):
                 if i not in budget.reassignments_submitted and state.zk.topic_assignment(command.topic) is not None:
                     acts.append(Action("AdminReassignPartitions", topic=command.topic, command=i))
-        acts += self._actions_of_part_2(state)
+        acts += self._failover_shutdown_election_and_config_actions(state)
         return acts
 
-    def _actions_of_part_2(self, state: ClusterState) -> list[Action]:
+    def _failover_shutdown_election_and_config_actions(self, state: ClusterState) -> list[Action]:
+        """Controller failover and moves (or the zombie controller's step), controlled shutdowns, log directory
+        failures, preferred elections, the auto-rebalance timer, the unclean-election config and reassignment
+        cancellations, in that order."""
         sc, budget = self.scenario, state.budget
         bounds = sc.bounds
         acts: list[Action] = []

@@ -25,8 +25,7 @@ of its znode (the controller only compares epochs of one broker id, so a per-bro
 them the same way); an UpdateMetadata request and a broker's metadata cache carry, of each
 partition's ``UpdateMetadataRequest.PartitionState``, only the leader and the leader epoch (the
 ISR, zkVersion, replicas and offline replicas are not modelled: nothing in the model reads them
-from a cache); the controller runs on a host that does not fail (failover comes with the
-controller-failover issue).
+from a cache).
 """
 
 from __future__ import annotations
