@@ -59,6 +59,7 @@ from explorer.results import (
     Outcome,
     Statistics,
     StopCause,
+    never_found,
     pick_per_property,
 )
 from explorer.stopping import Limits
@@ -514,11 +515,7 @@ class _Search:
         )
         if self.options.progress is not None:
             self.options.progress(ProgressSnapshot(seconds, stats.depth, stats.generated, stats.distinct, queue))
-        never_found: tuple[str, ...] = ()
-        if outcome is Outcome.OK:
-            never_found = tuple(
-                name for name, kind in self.kinds.items() if not kind.is_violation and name not in self.examples_found
-            )
+        unsatisfied = never_found(self.kinds.items(), self.examples_found) if outcome is Outcome.OK else ()
         self._close_manifest(outcome, reason, seconds)
         options = self.options
         bounds: dict[str, Any] = {
@@ -533,7 +530,7 @@ class _Search:
             engine="local",
             stats=stats,
             discoveries=tuple(self.discoveries),
-            never_found=never_found,
+            never_found=unsatisfied,
             reason=reason,
             properties=tuple((p.name, p.kind) for p in self.properties),
             stopped_by=cause,

@@ -59,7 +59,7 @@ from explorer.contract import Model, Property, PropertyKind
 from explorer.expand import Expansion, PropertySet, Successor, expand
 from explorer.fingerprint import fingerprint
 from explorer.replay import describe_trace, run_actions
-from explorer.results import ActionCoverage, Discovery, ExplorationResult, Outcome, Statistics
+from explorer.results import ActionCoverage, Discovery, ExplorationResult, Outcome, Statistics, never_found
 from explorer.simulation import CHOOSE_FAMILY, by_family
 
 ENGINE = "hypothesis"
@@ -486,9 +486,8 @@ def _result(model: Model[Any, Any], options: HypothesisOptions, collector: Colle
     found = {name: f.discovery for name, f in collector.examples_found.items()}
     discoveries = sorted([*violations, *found.values()], key=lambda d: order[d.property])
     outcome = Outcome.VIOLATION if violations else Outcome.INCONCLUSIVE if reason else Outcome.NONE_IN_SAMPLE
-    never_found: tuple[str, ...] = ()
-    if outcome is Outcome.NONE_IN_SAMPLE:
-        never_found = tuple(p.name for p in properties if not p.kind.is_violation and p.name not in found)
+    unsatisfied = (never_found([(p.name, p.kind) for p in properties], found)
+                   if outcome is Outcome.NONE_IN_SAMPLE else ())
     by_action: dict[str, int] = {}
     for name, _ in collector.by_action:
         by_action[name] = by_action.get(name, 0) + 1
@@ -518,4 +517,4 @@ def _result(model: Model[Any, Any], options: HypothesisOptions, collector: Colle
             "first_violation_after_seconds": collector.first_violation[1]} if collector.first_violation else {}),
     }
     return ExplorationResult(outcome=outcome, engine=ENGINE, stats=stats, discoveries=tuple(discoveries),
-                             never_found=never_found, reason=reason, details=details, exhaustive=False)
+                             never_found=unsatisfied, reason=reason, details=details, exhaustive=False)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import builtins
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -169,6 +169,12 @@ class Statistics:
         from explorer.fingerprint import NEGLIGIBLE_COLLISION_PROBABILITY
 
         return self.collision_probability <= NEGLIGIBLE_COLLISION_PROBABILITY
+
+
+def never_found(kinds: Iterable[tuple[str, PropertyKind]], found: Collection[str]) -> tuple[str, ...]:
+    """The ``sometimes`` properties among ``kinds`` (name and kind, in the model's order) that have no example in
+    ``found``: what a search reports as never satisfied when it ends without a violation."""
+    return tuple(name for name, kind in kinds if not kind.is_violation and name not in found)
 
 
 @attrs.frozen

@@ -48,6 +48,7 @@ from explorer.results import (
     ExplorationResult,
     Outcome,
     Statistics,
+    never_found,
 )
 
 ENGINE = "simulation"
@@ -407,9 +408,8 @@ def simulation_result(walker: Walker, options: SimulationOptions, tally: Tally, 
     discoveries = tuple(walker.discovery(tally.best[name]) for name in sorted(tally.best, key=order.__getitem__))
     violated = tally.violated
     outcome = Outcome.VIOLATION if violated else Outcome.INCONCLUSIVE if reason else Outcome.NONE_IN_SAMPLE
-    never_found: tuple[str, ...] = ()
-    if outcome is Outcome.NONE_IN_SAMPLE:
-        never_found = tuple(p.name for p in properties if not p.kind.is_violation and p.name not in tally.best)
+    unsatisfied = (never_found([(p.name, p.kind) for p in properties], tally.best)
+                   if outcome is Outcome.NONE_IN_SAMPLE else ())
     names = sorted(set(tally.generated) | set(distinct_by_action))
     stats = Statistics(
         generated=tally.total_generated,
@@ -435,5 +435,5 @@ def simulation_result(walker: Walker, options: SimulationOptions, tally: Tally, 
         facts["first_violating_walk"] = tally.first_violating_walk
     facts.update(details or {})
     return ExplorationResult(outcome=outcome, engine=engine, stats=stats, discoveries=discoveries,
-                             never_found=never_found, reason=reason if outcome is Outcome.INCONCLUSIVE else "",
+                             never_found=unsatisfied, reason=reason if outcome is Outcome.INCONCLUSIVE else "",
                              details=facts, exhaustive=False)

@@ -87,6 +87,7 @@ from explorer.results import (
     Outcome,
     Statistics,
     StopCause,
+    never_found,
     pick_per_property,
 )
 from explorer.stopping import Limits
@@ -728,12 +729,7 @@ class _Search:
             ),
         )
         outcome = Outcome(manifest.outcome)
-        never_found: tuple[str, ...] = ()
-        if outcome is Outcome.OK:
-            found = manifest.examples_found
-            never_found = tuple(
-                name for name, kind in self.kinds.items() if not kind.is_violation and name not in found
-            )
+        unsatisfied = never_found(self.kinds.items(), manifest.examples_found) if outcome is Outcome.OK else ()
         discoveries = tuple(
             rebuild_discovery(self.run_dir, self.model, self.properties, candidate) for candidate in manifest.recorded
         )
@@ -743,7 +739,7 @@ class _Search:
             engine=ENGINE,
             stats=stats,
             discoveries=discoveries,
-            never_found=never_found,
+            never_found=unsatisfied,
             reason=manifest.reason,
             details={"master": self.master, "run_dir": str(self.run_dir)},
             properties=tuple((p.name, p.kind) for p in self.properties),
