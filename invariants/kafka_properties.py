@@ -7,6 +7,7 @@ partition, the brokers and the states involved, so a report can say exactly what
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -306,9 +307,29 @@ def quiescent(s: ClusterState) -> bool:
     return not s.controller.events and not s.channels and s.zombie is None
 
 
-@register("queued_deletion_finishes_when_brokers_alive", ALWAYS, "quiescence",
-          "when the controller is idle, no topic queued for deletion has all its replicas' brokers alive, "
-          "unless its deletion began and was halted by a failed StopReplica (Kafka's deliberate wait)")
+def when_idle(name: str, description: str) -> Callable[[Callable[[Scenario], Check]], Callable[[Scenario], Check]]:
+    """Register a ``quiescence`` property: its check judges only :func:`quiescent` states (elsewhere the
+    controller still has work that may set things right, and the property holds), so the check itself
+    need not say so."""
+
+    def decorate(build: Callable[[Scenario], Check]) -> Callable[[Scenario], Check]:
+        def build_when_idle(scenario: Scenario) -> Check:
+            check = build(scenario)
+
+            def check_when_idle(s: ClusterState) -> dict[str, Any] | None:
+                return check(s) if quiescent(s) else None
+
+            return check_when_idle
+
+        register(name, ALWAYS, "quiescence", description)(build_when_idle)
+        return build
+
+    return decorate
+
+
+@when_idle("queued_deletion_finishes_when_brokers_alive",
+           "when the controller is idle, no topic queued for deletion has all its replicas' brokers alive, "
+           "unless its deletion began and was halted by a failed StopReplica (Kafka's deliberate wait)")
 def _queued_deletion_finishes(scenario: Scenario) -> Check:
     """One wait is deliberate and exempt: after a live broker failed a StopReplica(delete=true)
     (KAFKA_STORAGE_ERROR), Kafka marks the topic ineligible and does not retry until that broker
@@ -320,8 +341,6 @@ def _queued_deletion_finishes(scenario: Scenario) -> Check:
     waiting_states = {ReplicaState.OnlineReplica, ReplicaState.NewReplica}
 
     def check(s: ClusterState) -> dict[str, Any] | None:
-        if not quiescent(s):
-            return None
         queued = set(s.controller.topics_to_be_deleted) | set(s.zk.delete_topics)
         ineligible = set(s.controller.topics_ineligible_for_deletion)
         alive = {b.id for b in s.brokers if b.alive}
@@ -345,9 +364,9 @@ def _queued_deletion_finishes(scenario: Scenario) -> Check:
     return check
 
 
-@register("leader_elected_when_isr_member_alive", ALWAYS, "quiescence",
-          "when the controller is idle, every partition (not being deleted) with a live ISR member, or with "
-          "a live replica and no leader/ISR yet, has a live leader")
+@when_idle("leader_elected_when_isr_member_alive",
+           "when the controller is idle, every partition (not being deleted) with a live ISR member, or with "
+           "a live replica and no leader/ISR yet, has a live leader")
 def _leader_elected(scenario: Scenario) -> Check:
     """A replica on a failed log directory, or on a broker in controlled shutdown (``shuttingDownBrokerIds``),
     does not count as live: ``ControllerContext.isReplicaOnline`` (2.3) excludes both, and such a broker shuts
@@ -355,8 +374,6 @@ def _leader_elected(scenario: Scenario) -> Check:
     partitions get a leader when it is back (``onBrokerStartup``)."""
 
     def check(s: ClusterState) -> dict[str, Any] | None:
-        if not quiescent(s):
-            return None
         # With delete.topic.enable=false no topic may be queued (KAFKA-3175): such a topic is not exempt.
         deleting = set(s.controller.topics_to_be_deleted) if scenario.delete_topic_enable else set()
         znodes = dict(s.zk.partitions)
@@ -377,9 +394,9 @@ def _leader_elected(scenario: Scenario) -> Check:
     return check
 
 
-@register("live_brokers_host_their_replicas", ALWAYS, "quiescence",
-          "when the controller is idle, every live broker assigned to a partition (of a topic not being "
-          "deleted, with a live leader) hosts it at the leader epoch and leader ZooKeeper holds")
+@when_idle("live_brokers_host_their_replicas",
+           "when the controller is idle, every live broker assigned to a partition (of a topic not being "
+           "deleted, with a live leader) hosts it at the leader epoch and leader ZooKeeper holds")
 def _live_brokers_host_replicas(scenario: Scenario) -> Check:
     """The liveness KAFKA-1120 / KAFKA-7235 broke: a broker that bounced before the controller
     processed the BrokerChange was never sent its LeaderAndIsr, so it hosted nothing.
@@ -391,8 +408,6 @@ def _live_brokers_host_replicas(scenario: Scenario) -> Check:
     replicas go offline: it gets StopReplica, not the new LeaderAndIsr)."""
 
     def check(s: ClusterState) -> dict[str, Any] | None:
-        if not quiescent(s):
-            return None
         deleting = set(s.controller.topics_to_be_deleted)
         alive = {b.id for b in s.brokers if b.alive}
         for tp, lai in s.zk.partitions:
@@ -417,16 +432,14 @@ def _live_brokers_host_replicas(scenario: Scenario) -> Check:
     return check
 
 
-@register("no_stray_logs_when_idle", ALWAYS, "quiescence",
-          "when the controller is idle, no live broker keeps a log of a partition whose topic ZooKeeper "
-          "no longer has (a deleted topic's log left on disk for good)")
+@when_idle("no_stray_logs_when_idle",
+           "when the controller is idle, no live broker keeps a log of a partition whose topic ZooKeeper "
+           "no longer has (a deleted topic's log left on disk for good)")
 def _no_stray_logs(scenario: Scenario) -> Check:
     """Once the controller is idle nothing will delete such a log: in ZooKeeper-mode Kafka a broker
     keeps serving from disk only what LeaderAndIsr names, and nothing names a deleted topic."""
 
     def check(s: ClusterState) -> dict[str, Any] | None:
-        if not quiescent(s):
-            return None
         topics = {t for t, _ in s.zk.topics}
         for b in s.brokers:
             if not b.alive:
@@ -445,10 +458,10 @@ def isr_settled(s: ClusterState) -> bool:
     return not any(kind == partition_leader.EXPAND for *_, kind in partition_leader.candidates_of(s))
 
 
-@register("reassignment_finishes_when_targets_alive", ALWAYS, "quiescence",
-          "when the controller is idle and no follower can still join an ISR, no partition reassignment "
-          "whose target brokers and partition leader are alive is still pending (in /admin/reassign_partitions "
-          "or the context)")
+@when_idle("reassignment_finishes_when_targets_alive",
+           "when the controller is idle and no follower can still join an ISR, no partition reassignment "
+           "whose target brokers and partition leader are alive is still pending (in /admin/reassign_partitions "
+           "or the context)")
 def _reassignment_finishes(scenario: Scenario) -> Check:
     """A reassignment waits, on purpose, for its target replicas to join the ISR, so it is judged only
     once every follower that can catch up has (``isr_settled``). One whose target broker is down
@@ -456,8 +469,6 @@ def _reassignment_finishes(scenario: Scenario) -> Check:
     replica can catch up) waits for the leader's return; neither is judged."""
 
     def check(s: ClusterState) -> dict[str, Any] | None:
-        if not quiescent(s):
-            return None
         pending = dict(s.controller.partitions_being_reassigned) | dict(s.zk.reassign_partitions)
         if not pending or not isr_settled(s):
             return None
@@ -477,17 +488,15 @@ def _reassignment_finishes(scenario: Scenario) -> Check:
     return check
 
 
-@register("metadata_caches_current_when_idle", ALWAYS, "quiescence",
-          "when the controller is idle, every live broker's metadata cache holds the leader and leader epoch "
-          "ZooKeeper holds for every partition (of a topic not being deleted) that has a leader and ISR")
+@when_idle("metadata_caches_current_when_idle",
+           "when the controller is idle, every live broker's metadata cache holds the leader and leader epoch "
+           "ZooKeeper holds for every partition (of a topic not being deleted) that has a leader and ISR")
 def _metadata_caches_current(scenario: Scenario) -> Check:
     """What clients see: ``MetadataCache`` answers Metadata requests, and since KIP-320 (2.1) clients
     fence on the cached leader epoch. UpdateMetadata requests carry the controller's cached
     leadership, so a controller whose cache lags ZooKeeper (KAFKA-9212) spreads the lag."""
 
     def check(s: ClusterState) -> dict[str, Any] | None:
-        if not quiescent(s):
-            return None
         deleting = set(s.controller.topics_to_be_deleted) | set(s.zk.delete_topics)
         for b in s.brokers:
             if not b.alive:
@@ -505,9 +514,9 @@ def _metadata_caches_current(scenario: Scenario) -> Check:
     return check
 
 
-@register("no_dead_replica_in_isr_when_idle", ALWAYS, "quiescence",
-          "when the controller is idle, no partition (of a topic not queued for deletion) keeps a dead broker in "
-          "an ISR of more than one member (dead replicas leave the ISR, also across a controller failover)")
+@when_idle("no_dead_replica_in_isr_when_idle",
+           "when the controller is idle, no partition (of a topic not queued for deletion) keeps a dead broker in "
+           "an ISR of more than one member (dead replicas leave the ISR, also across a controller failover)")
 def _no_dead_in_isr(scenario: Scenario) -> Check:
     """The property KAFKA-3143 broke: before 2.3 a new controller only marked the replicas of dead brokers
     ReplicaDeletionIneligible, so a broker that died with the controller stayed in ISRs until the leader's
@@ -515,8 +524,6 @@ def _no_dead_in_isr(scenario: Scenario) -> Check:
     ``acks=all`` produce waited for it. The last ISR member stays by design (KAFKA-5083)."""
 
     def check(s: ClusterState) -> dict[str, Any] | None:
-        if not quiescent(s):
-            return None
         alive = {b.id for b in s.brokers if b.alive}
         deleting = set(s.controller.topics_to_be_deleted)
         for tp, lai in s.zk.partitions:
@@ -528,16 +535,14 @@ def _no_dead_in_isr(scenario: Scenario) -> Check:
     return check
 
 
-@register("leader_not_on_dead_broker_when_idle", ALWAYS, "quiescence",
-          "when the controller is idle, no partition (of a topic not queued for deletion) names a dead broker as "
-          "its leader in ZooKeeper (a partition without a live leader says NoLeader, -1)")
+@when_idle("leader_not_on_dead_broker_when_idle",
+           "when the controller is idle, no partition (of a topic not queued for deletion) names a dead broker as "
+           "its leader in ZooKeeper (a partition without a live leader says NoLeader, -1)")
 def _leader_not_dead(scenario: Scenario) -> Check:
     """The property KAFKA-3096 broke: clients kept being sent to a dead leader (their Metadata requests get the
     leader ZooKeeper names)."""
 
     def check(s: ClusterState) -> dict[str, Any] | None:
-        if not quiescent(s):
-            return None
         alive = {b.id for b in s.brokers if b.alive}
         deleting = set(s.controller.topics_to_be_deleted)
         for tp, lai in s.zk.partitions:
@@ -549,17 +554,15 @@ def _leader_not_dead(scenario: Scenario) -> Check:
     return check
 
 
-@register("single_acting_leader_when_idle", ALWAYS, "quiescence",
-          "when the controller is idle, at most one live broker acts as the leader of a partition (of a topic not "
-          "being deleted), and it is the leader ZooKeeper names")
+@when_idle("single_acting_leader_when_idle",
+           "when the controller is idle, at most one live broker acts as the leader of a partition (of a topic not "
+           "being deleted), and it is the leader ZooKeeper names")
 def _single_acting_leader(scenario: Scenario) -> Check:
     """The property KAFKA-7482 broke: before 2.1 the broker in controlled shutdown was not sent the
     LeaderAndIsr that moved its leadership, and went on acting as leader (clients were not redirected) until
     it stopped."""
 
     def check(s: ClusterState) -> dict[str, Any] | None:
-        if not quiescent(s):
-            return None
         leaders: dict[Any, list[tuple[int, int]]] = {}
         for b in s.brokers:
             if b.alive:
@@ -695,17 +698,15 @@ def _auto_rebalance_feasible(scenario: Scenario) -> Check:
     return check
 
 
-@register("controller_knows_every_partition_when_idle", ALWAYS, "quiescence",
-          "when the controller is idle, every partition ZooKeeper lists for a topic the controller knows is a "
-          "partition the controller knows (no partition count the cluster does not serve)")
+@when_idle("controller_knows_every_partition_when_idle",
+           "when the controller is idle, every partition ZooKeeper lists for a topic the controller knows is a "
+           "partition the controller knows (no partition count the cluster does not serve)")
 def _controller_knows_partitions(scenario: Scenario) -> Check:
     """The property KAFKA-6612 broke: before 2.0 partitions added to a topic queued for deletion stayed in its
     znode although the controller never created them; a new controller then found them without leadership,
     which (with KAFKA-6650, also before 2.0) kept the deletion from ever finishing."""
 
     def check(s: ClusterState) -> dict[str, Any] | None:
-        if not quiescent(s):
-            return None
         known: dict[str, int] = {}
         for (t, _p), _reps in s.controller.assignments:
             known[t] = known.get(t, 0) + 1
@@ -717,17 +718,15 @@ def _controller_knows_partitions(scenario: Scenario) -> Check:
     return check
 
 
-@register("reassignment_intent_survives", ALWAYS, "quiescence",
-          "when the controller is idle, every partition an admin asked to reassign (and did not cancel) has its "
-          "target replicas, is still being reassigned, or its topic is gone or queued for deletion")
+@when_idle("reassignment_intent_survives",
+           "when the controller is idle, every partition an admin asked to reassign (and did not cancel) has its "
+           "target replicas, is still being reassigned, or its topic is gone or queued for deletion")
 def _reassignment_intent(scenario: Scenario) -> Check:
     """Admin intent is durable until done: the property KAFKA-6193 (the znode deleted before the reassignment
     was complete, the rest lost at the next failover) and KAFKA-4214 (a reassignment failed because a target
     broker was down when a new controller restarted it) broke."""
 
     def check(s: ClusterState) -> dict[str, Any] | None:
-        if not quiescent(s):
-            return None
         pending = set(dict(s.zk.reassign_partitions)) | set(dict(s.controller.partitions_being_reassigned))
         deleting = set(s.controller.topics_to_be_deleted) | set(s.zk.delete_topics)
         for i in s.budget.reassignments_submitted:
@@ -751,149 +750,111 @@ def _reassignment_intent(scenario: Scenario) -> Check:
 # ---------------------------------------------------------------------------------------------
 
 
-@register("sometimes_deletion_completes", ACTION_SOMETIMES, "sometimes", "some topic deletion completes")
-def _sometimes_deletion(scenario: Scenario) -> Check:
-    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
-        return {"topic": nxt.log.completed_deletions[0]} if nxt.log.completed_deletions else None
-
-    return check
+Witness = Callable[[ClusterState, Any, ClusterState], dict[str, Any] | None]
 
 
-@register("sometimes_deletion_retried", ACTION_SOMETIMES, "sometimes",
-          "some deletion is retried: ReplicaDeletionIneligible replicas go back to OfflineReplica")
-def _sometimes_retry(scenario: Scenario) -> Check:
-    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
-        return {"topic": nxt.log.deletion_retries[0]} if nxt.log.deletion_retries else None
+def _first(field: str, key: str, show: Callable[[Any], Any] = _tp) -> Witness:
+    """A step whose state-change log (``StepLog.<field>``) has an entry witnesses the property; the evidence is
+    its first entry, shown under ``key``."""
+    read = operator.attrgetter(f"log.{field}")
 
-    return check
+    def witness(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
+        entries = read(nxt)
+        return {key: show(entries[0])} if entries else None
+
+    return witness
 
 
-@register("sometimes_leader_reelected", ACTION_SOMETIMES, "sometimes",
-          "some partition that had a leader gets a new leader through an election")
-def _sometimes_reelected(scenario: Scenario) -> Check:
-    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
-        had = dict(prev.controller.leadership)
-        for tp, old, new in nxt.log.elections:
-            if tp in had:
-                return {"partition": _tp(tp), "old_leader": old, "new_leader": new}
+def _leader_reelected(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
+    had = dict(prev.controller.leadership)
+    for tp, old, new in nxt.log.elections:
+        if tp in had:
+            return {"partition": _tp(tp), "old_leader": old, "new_leader": new}
+    return None
+
+
+def _isr_reexpanded(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
+    for tp, leader, old, new in nxt.log.isr_updates:
+        if len(new) > len(old):
+            return {"partition": _tp(tp), "leader": leader, "isr": [list(old), list(new)]}
+    return None
+
+
+def _reassignment_completes(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
+    if not nxt.log.reassignments_completed:
         return None
+    tp = nxt.log.reassignments_completed[0]
+    return {"partition": _tp(tp), "assignment": list(nxt.zk.replicas(tp) or ())}
 
-    return check
+
+def _topic_recreated(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
+    for topic in nxt.log.topics_created:
+        if topic in nxt.budget.topics_recreated:
+            return {"topic": topic}
+    return None
 
 
-@register("sometimes_isr_reexpanded", ACTION_SOMETIMES, "sometimes",
-          "some partition leader adds a follower back to its ISR (a follower caught up)")
-def _sometimes_isr_expanded(scenario: Scenario) -> Check:
-    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
-        for tp, leader, old, new in nxt.log.isr_updates:
-            if len(new) > len(old):
-                return {"partition": _tp(tp), "leader": leader, "isr": [list(old), list(new)]}
+def _failover_completes(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
+    return {"controller_epoch": nxt.controller.epoch} if nxt.log.controller_initialized else None
+
+
+def _zombie_write_fenced(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
+    return {"controller_epoch": prev.zombie.epoch if prev.zombie else -1} if nxt.log.zk_write_fenced else None
+
+
+def _controlled_shutdown_succeeds(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
+    for broker, remaining, error in nxt.log.controlled_shutdown_results:
+        if not remaining and not error:
+            return {"broker": broker}
+    return None
+
+
+def _log_dir_replica_offline(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
+    new = set(nxt.controller.replicas_on_offline_dirs) - set(prev.controller.replicas_on_offline_dirs)
+    if not new or nxt.log.zombie_step:
         return None
-
-    return check
-
-
-@register("sometimes_isr_write_conflict", ACTION_SOMETIMES, "sometimes",
-          "some conditional write of a partition-state znode by the controller meets BADVERSION (a leader "
-          "changed the ISR between the controller's read and write) and is retried")
-def _sometimes_write_conflict(scenario: Scenario) -> Check:
-    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
-        return {"partition": _tp(nxt.log.zk_conflicts[0])} if nxt.log.zk_conflicts else None
-
-    return check
+    broker, tp = sorted(new)[0]
+    return {"broker": broker, "partition": _tp(tp)}
 
 
-@register("sometimes_reassignment_completes", ACTION_SOMETIMES, "sometimes",
-          "some partition reassignment completes (the assignment becomes the target replicas)")
-def _sometimes_reassignment(scenario: Scenario) -> Check:
-    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
-        if not nxt.log.reassignments_completed:
-            return None
-        tp = nxt.log.reassignments_completed[0]
-        return {"partition": _tp(tp), "assignment": list(nxt.zk.replicas(tp) or ())}
-
-    return check
-
-
-@register("sometimes_partitions_added", ACTION_SOMETIMES, "sometimes",
-          "some partition added by an admin (kafka-topics --alter --partitions) is created by the controller")
-def _sometimes_added(scenario: Scenario) -> Check:
-    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
-        return {"partition": _tp(nxt.log.partitions_added[0])} if nxt.log.partitions_added else None
-
-    return check
-
-
-@register("sometimes_partition_addition_reverted", ACTION_SOMETIMES, "sometimes",
-          "some partitions added to a topic queued for deletion are taken out of its znode again (KAFKA-6612)")
-def _sometimes_reverted(scenario: Scenario) -> Check:
-    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
-        return {"topic": nxt.log.additions_reverted[0]} if nxt.log.additions_reverted else None
-
-    return check
-
-
-@register("sometimes_topic_recreated", ACTION_SOMETIMES, "sometimes",
-          "some topic deleted earlier in the run is created again under the same name")
-def _sometimes_recreated(scenario: Scenario) -> Check:
-    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
-        for topic in nxt.log.topics_created:
-            if topic in nxt.budget.topics_recreated:
-                return {"topic": topic}
-        return None
-
-    return check
+#: The ``sometimes`` properties: each names an event of the scenario that some step must show (else the
+#: scenario is vacuous for it), and the witness that recognises such a step and returns its evidence.
+SOMETIMES_PROPERTIES: tuple[tuple[str, str, Witness], ...] = (
+    ("sometimes_deletion_completes", "some topic deletion completes",
+     _first("completed_deletions", "topic", str)),
+    ("sometimes_deletion_retried", "some deletion is retried: ReplicaDeletionIneligible replicas go back to "
+     "OfflineReplica", _first("deletion_retries", "topic", str)),
+    ("sometimes_leader_reelected", "some partition that had a leader gets a new leader through an election",
+     _leader_reelected),
+    ("sometimes_isr_reexpanded", "some partition leader adds a follower back to its ISR (a follower caught up)",
+     _isr_reexpanded),
+    ("sometimes_isr_write_conflict", "some conditional write of a partition-state znode by the controller meets "
+     "BADVERSION (a leader changed the ISR between the controller's read and write) and is retried",
+     _first("zk_conflicts", "partition")),
+    ("sometimes_reassignment_completes", "some partition reassignment completes (the assignment becomes the "
+     "target replicas)", _reassignment_completes),
+    ("sometimes_partitions_added", "some partition added by an admin (kafka-topics --alter --partitions) is "
+     "created by the controller", _first("partitions_added", "partition")),
+    ("sometimes_partition_addition_reverted", "some partitions added to a topic queued for deletion are taken "
+     "out of its znode again (KAFKA-6612)", _first("additions_reverted", "topic", str)),
+    ("sometimes_topic_recreated", "some topic deleted earlier in the run is created again under the same name",
+     _topic_recreated),
+    ("sometimes_controller_failover_completes", "some newly elected controller runs onControllerFailover and "
+     "rebuilds its context from ZooKeeper", _failover_completes),
+    ("sometimes_zombie_write_fenced", "some ZooKeeper write of a controller that lost controllership is refused "
+     "(ControllerMovedException)", _zombie_write_fenced),
+    ("sometimes_controlled_shutdown_succeeds", "some controlled shutdown moves every leadership off its broker "
+     "(the controller answers with no partition left)", _controlled_shutdown_succeeds),
+    ("sometimes_preferred_leader_elected", "some preferred replica election makes a partition's preferred "
+     "replica its leader", _first("preferred_elections_completed", "partition")),
+    ("sometimes_log_dir_replica_offline", "some replica on a failed log directory is taken offline by the "
+     "controller (replicasOnOfflineDirs)", _log_dir_replica_offline),
+)
 
 
-@register("sometimes_controller_failover_completes", ACTION_SOMETIMES, "sometimes",
-          "some newly elected controller runs onControllerFailover and rebuilds its context from ZooKeeper")
-def _sometimes_failover(scenario: Scenario) -> Check:
-    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
-        return {"controller_epoch": nxt.controller.epoch} if nxt.log.controller_initialized else None
-
-    return check
+def _register_sometimes(name: str, description: str, witness: Witness) -> None:
+    register(name, ACTION_SOMETIMES, "sometimes", description)(lambda scenario: witness)
 
 
-@register("sometimes_zombie_write_fenced", ACTION_SOMETIMES, "sometimes",
-          "some ZooKeeper write of a controller that lost controllership is refused (ControllerMovedException)")
-def _sometimes_fenced(scenario: Scenario) -> Check:
-    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
-        return {"controller_epoch": prev.zombie.epoch if prev.zombie else -1} if nxt.log.zk_write_fenced else None
-
-    return check
-
-
-@register("sometimes_controlled_shutdown_succeeds", ACTION_SOMETIMES, "sometimes",
-          "some controlled shutdown moves every leadership off its broker (the controller answers with no "
-          "partition left)")
-def _sometimes_controlled_shutdown(scenario: Scenario) -> Check:
-    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
-        for broker, remaining, error in nxt.log.controlled_shutdown_results:
-            if not remaining and not error:
-                return {"broker": broker}
-        return None
-
-    return check
-
-
-@register("sometimes_preferred_leader_elected", ACTION_SOMETIMES, "sometimes",
-          "some preferred replica election makes a partition's preferred replica its leader")
-def _sometimes_preferred(scenario: Scenario) -> Check:
-    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
-        done = nxt.log.preferred_elections_completed
-        return {"partition": _tp(done[0])} if done else None
-
-    return check
-
-
-@register("sometimes_log_dir_replica_offline", ACTION_SOMETIMES, "sometimes",
-          "some replica on a failed log directory is taken offline by the controller (replicasOnOfflineDirs)")
-def _sometimes_log_dir(scenario: Scenario) -> Check:
-    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
-        new = set(nxt.controller.replicas_on_offline_dirs) - set(prev.controller.replicas_on_offline_dirs)
-        if not new or nxt.log.zombie_step:
-            return None
-        broker, tp = sorted(new)[0]
-        return {"broker": broker, "partition": _tp(tp)}
-
-    return check
+for _name, _description, _witness in SOMETIMES_PROPERTIES:
+    _register_sometimes(_name, _description, _witness)
