@@ -199,12 +199,18 @@ def moves_lower_bound(
 ) -> int:
     """A lower bound on replica movements: the largest of (a) the replicas each partition lacks after
     dropping those it may not keep, (b) the replicas brokers below their floor must receive, (c) the
-    replicas that cannot stay because brokers above their ceiling must shed them."""
-    keep = {tp: keepable(current[tp], rfs[tp], cluster) for tp in current}
-    on_broker = Counter(b for reps in keep.values() for b in reps)
-    lacking = sum(rfs[tp] - len(keep[tp]) for tp in current)
-    to_receive = sum(max(0, lo - on_broker[b]) for b, (lo, _) in replica_bounds.items())
-    can_stay = sum(min(hi, on_broker[b]) for b, (_, hi) in replica_bounds.items())
+    replicas that cannot stay because a broker keeps at most its ceiling of those it holds.
+
+    (b) and (c) count, per broker, every partition it holds now (``held``), not one choice of which
+    replicas to keep: :func:`keepable` keeps the earlier of two same-rack replicas, and a plan may keep
+    the other, so a count over its choice is not a bound. (a) may use it: any greedy choice under
+    per-rack caps and an RF cap keeps the most replicas a partition can keep (a matroid).
+    """
+    listed = set(cluster.brokers)
+    held = Counter(b for reps in current.values() for b in set(reps) if b in listed)
+    lacking = sum(rfs[tp] - len(keepable(current[tp], rfs[tp], cluster)) for tp in current)
+    to_receive = sum(max(0, lo - held[b]) for b, (lo, _) in replica_bounds.items())
+    can_stay = sum(min(hi, held[b]) for b, (_, hi) in replica_bounds.items())
     return max(lacking, to_receive, sum(rfs.values()) - can_stay)
 
 
@@ -333,6 +339,7 @@ def _replica_flow(
     rfs: Mapping[TopicPartition, int],
     cluster: Cluster,
     replica_bounds: Mapping[int, tuple[int, int]],
+    exact: bool = False,
 ) -> dict[TopicPartition, tuple[int, ...]] | None:
     """The replica sets of a minimum-cost flow (fewest movements), or None when the bounds are infeasible.
 
@@ -340,9 +347,14 @@ def _replica_flow(
     broker of that rack already holding p (cost 0), or the rack's pool (cost MOVE) -> any broker of
     the rack -> sink (the broker's balance bounds). Rack-unaware clusters are one rack. Movements are
     the units through pools; which pool unit lands on which broker is decided afterwards
-    (:func:`_land_pool_units`), with the flow's per-broker counts. The constraint matrix is a network
-    matrix, so the optimum is integral and exact: no plan satisfying the same bounds moves fewer
-    replicas.
+    (:func:`_land_pool_units`), with the flow's per-broker counts.
+
+    The pools drop one constraint, a partition at most once per broker, so this network is a relaxation:
+    its optimum is a lower bound. When its units land without breaking that constraint (the usual case)
+    the plan is optimal; when they cannot (a partition's units need more brokers with room than its rack
+    has), the flow is solved again with ``exact``: an edge of capacity 1 from (p, rack) to every broker
+    of the rack (cost MOVE unless it holds p), which keeps the constraint and is exact, at partitions x
+    brokers edges. Either network's matrix is a network matrix, so its optimum is integral.
     """
     groups = {r: cluster.brokers_in(r) for r in cluster.rack_names} if cluster.racks else {"": cluster.brokers}
     group_of = {b: r for r, bs in groups.items() for b in bs}
@@ -358,10 +370,16 @@ def _replica_flow(
             for b in dict.fromkeys(reps):
                 if group_of.get(b) == r:
                     net.edge(node, ("b", b), 1, cost=-1 if b == reps[0] else 0)
-            net.edge(node, ("pool", r), high, cost=MOVE)
-    for r, brokers in groups.items():
-        for b in brokers:
-            net.edge(("pool", r), ("b", b), replica_bounds[b][1])
+            if exact:
+                for b in brokers:
+                    if b not in reps:
+                        net.edge(node, ("b", b), 1, cost=MOVE)
+            else:
+                net.edge(node, ("pool", r), high, cost=MOVE)
+    if not exact:
+        for r, brokers in groups.items():
+            for b in brokers:
+                net.edge(("pool", r), ("b", b), replica_bounds[b][1])
     for b in cluster.brokers:
         lo, hi = replica_bounds[b]
         net.edge(("b", b), "sink", hi, low=lo)
@@ -369,13 +387,20 @@ def _replica_flow(
     if flow is None:
         return None
     kept: dict[TopicPartition, list[int]] = {}
-    units: dict[str, list[tuple[int, TopicPartition]]] = {r: [] for r in groups}
     for i, (tp, reps) in enumerate(current.items()):
         kept[tp] = [b for b in dict.fromkeys(reps) if b in group_of and flow[("pr", i, group_of[b])].get(("b", b), 0)]
+    if exact:
+        return {tp: (*kept[tp], *sorted(b for r in groups for b in groups[r]
+                                        if b not in reps and flow[("pr", i, r)].get(("b", b), 0)))
+                for i, (tp, reps) in enumerate(current.items())}
+    units: dict[str, list[tuple[int, TopicPartition]]] = {r: [] for r in groups}
+    for i, tp in enumerate(current):
         for r in groups:
             units[r] += [(i, tp)] * flow[("pr", i, r)].get(("pool", r), 0)
     landing = {b: flow[("pool", group_of[b])][("b", b)] for b in cluster.brokers}
     new = _land_pool_units(units, groups, landing, kept)
+    if new is None:
+        return _replica_flow(current, rfs, cluster, replica_bounds, exact=True)
     return {tp: tuple(kept[tp]) + tuple(new.get(tp, ())) for tp in current}
 
 
@@ -384,9 +409,10 @@ def _land_pool_units(
     groups: Mapping[str, Sequence[int]],
     landing: Mapping[int, int],
     kept: Mapping[TopicPartition, Sequence[int]],
-) -> dict[TopicPartition, list[int]]:
+) -> dict[TopicPartition, list[int]] | None:
     """Each pool unit (a new replica of a partition in a rack) placed on a broker of the rack, each broker
-    taking as many units as the flow sends it, no partition twice on a broker.
+    taking as many units as the flow sends it, no partition twice on a broker; None when this finds no
+    such landing (there may be none: see :func:`_replica_flow`).
 
     Greedy, most remaining room first (ties by broker id): a unit whose partition already sits on every
     broker with room is swapped with an earlier unit, which keeps the counts and so the flow's cost.
@@ -410,6 +436,8 @@ def _land_pool_units(
                         room[target] += 1
                         room[placed[k][1]] -= 1
                         break
+                else:
+                    return None
             room[target] -= 1
             new.setdefault(tp, []).append(target)
             placed.append((tp, target))
