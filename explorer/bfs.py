@@ -48,6 +48,7 @@ from explorer.checkpoint import Checkpoint, LocalManifest, ResumeError, StoredDi
 from explorer.contract import Model, PropertyKind
 from explorer.expand import ActionNames, Finding, PropertySet, expand_batch
 from explorer.fingerprint import FINGERPRINT_BITS, as_int, fingerprint, fingerprints_of
+from explorer.integrity import check_same_search
 from explorer.progress import ProgressSnapshot
 from explorer.replay import ReplayError, replay_states
 from explorer.results import (
@@ -284,16 +285,8 @@ class _Search:
 
     def _check_resumable(self, setup: Checkpointing, manifest: LocalManifest) -> None:
         where = setup.run_dir
-        if manifest.scenario_hash != setup.scenario_hash:
-            raise ResumeError(
-                f"{where} was explored with another scenario (hash {manifest.scenario_hash}, this one is "
-                f"{setup.scenario_hash}); resume it with the scenario it started with, or start a new run"
-            )
-        if manifest.kmc_version != setup.kmc_version:
-            raise ResumeError(
-                f"{where} was written by kmc {manifest.kmc_version}, this is kmc {setup.kmc_version}; states may "
-                "be encoded differently, so start a new run"
-            )
+        check_same_search(where, (manifest.scenario_hash, manifest.kmc_version),
+                          (setup.scenario_hash, setup.kmc_version))
         if manifest.fingerprint_bits != self.bits:
             raise ResumeError(
                 f"{where} was explored with {manifest.fingerprint_bits}-bit fingerprints; resume it with "

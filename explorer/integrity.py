@@ -37,6 +37,19 @@ class ResumeError(Exception):
     """A run directory that cannot be continued as asked: one sentence naming the file and the fix."""
 
 
+def check_same_search(where: Path, recorded: tuple[str, str], current: tuple[str, str],
+                      error: type[ResumeError] = ResumeError) -> None:
+    """Refuse to resume the run in ``where`` unless it was started with the same scenario and the same kmc:
+    ``recorded`` and ``current`` are each (scenario hash, kmc version). Both engines check this first."""
+    (recorded_hash, recorded_version), (scenario_hash, kmc_version) = recorded, current
+    if recorded_hash != scenario_hash:
+        raise error(f"{where} was explored with another scenario (hash {recorded_hash}, this one is {scenario_hash}); "
+                    "resume it with the scenario it started with, or start a new run")
+    if recorded_version != kmc_version:
+        raise error(f"{where} was written by kmc {recorded_version}, this is kmc {kmc_version}; states may be "
+                    "encoded differently, so start a new run")
+
+
 def _mix(values: np.ndarray) -> np.ndarray:
     """SplitMix64's finaliser on every element (uint64 arithmetic wraps around, as intended)."""
     z = values + _GOLDEN

@@ -78,7 +78,7 @@ from explorer.checkpoint import ResumeError
 from explorer.contract import Model, ModelFactory, Property
 from explorer.expand import ActionNames, PropertySet, expand_batch
 from explorer.fingerprint import array_checksum, checksum, fingerprint, fingerprints_of
-from explorer.integrity import links_checksum
+from explorer.integrity import check_same_search, links_checksum
 from explorer.progress import ProgressPrinter, ProgressSnapshot
 from explorer.results import (
     ActionCoverage,
@@ -241,16 +241,8 @@ def _prepare_run_dir(run_dir: Path, options: SparkBfsOptions, model: Model[Any, 
             f"{run_dir} has no manifest.json, so there is no Spark run to resume there; "
             "start a new run without --resume"
         )
-    if manifest.scenario_hash != options.scenario_hash:
-        raise SparkExploreError(
-            f"{run_dir} was explored with another scenario (hash {manifest.scenario_hash}, this one is "
-            f"{options.scenario_hash}); resume it with the scenario it started with, or start a new run"
-        )
-    if manifest.kmc_version != options.kmc_version:
-        raise SparkExploreError(
-            f"{run_dir} was written by kmc {manifest.kmc_version}, this is kmc {options.kmc_version}; "
-            "states may be encoded differently, so start a new run"
-        )
+    check_same_search(run_dir, (manifest.scenario_hash, manifest.kmc_version),
+                      (options.scenario_hash, options.kmc_version), SparkExploreError)
     names = {p.name for p in model.properties()}
     for candidate in manifest.recorded:
         if candidate.property not in names or not 0 <= candidate.depth <= len(manifest.levels):
