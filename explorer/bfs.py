@@ -293,10 +293,7 @@ class _Search:
                 f"--fingerprint-bits {manifest.fingerprint_bits}"
             )
         if manifest.completed:
-            raise ResumeError(
-                f"{where} holds a finished run (outcome {manifest.outcome}); its reports are in that directory, "
-                "and a new run needs no --resume"
-            )
+            raise checkpoints.finished_run(where, manifest.outcome)
 
     def _initial_level(self) -> Frontier:
         """Level 0: the initial states, de-duplicated, in fingerprint order; each counts as

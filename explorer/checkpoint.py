@@ -286,6 +286,12 @@ def read_checkpoint(run_dir: Path, manifest: LocalManifest) -> Checkpoint:
         ) from None
 
 
+def finished_run(run_dir: Path, outcome: str | None) -> ResumeError:
+    """The refusal to resume a run that finished (a violation or a complete search), on either engine."""
+    return ResumeError(f"{run_dir} holds a finished run (outcome {outcome}); its reports are in that directory "
+                       f"(kmc report {run_dir} renders them again), and a new run needs no --resume")
+
+
 def finished(manifest: LocalManifest, outcome: Outcome, reason: str, seconds: float) -> LocalManifest:
     """The manifest of a run that ended with ``outcome`` (a violation or a complete search)."""
     return attrs.evolve(manifest, completed=True, outcome=outcome.value, reason=reason, seconds=seconds)

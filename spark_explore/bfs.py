@@ -74,7 +74,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from explorer.bfs import bound_reached
-from explorer.checkpoint import ResumeError
+from explorer.checkpoint import ResumeError, finished_run
 from explorer.contract import Model, ModelFactory, Property
 from explorer.expand import ActionNames, PropertySet, expand_batch
 from explorer.fingerprint import array_checksum, checksum, fingerprint, fingerprints_of
@@ -203,8 +203,7 @@ def run_spark_bfs(factory: ModelFactory[Any, Any], options: SparkBfsOptions) -> 
     model = factory()
     manifest = _prepare_run_dir(run_dir, options, model)
     if manifest is not None and manifest.completed and manifest.outcome != Outcome.INCONCLUSIVE.value:
-        # Nothing left to explore: answer from the manifest and the Parquet on disk.
-        return _Search(None, factory, model, options, manifest).result()
+        raise finished_run(run_dir, manifest.outcome)  # as the local engine answers
     search = _Search(None, factory, model, options, manifest)
     try:
         return search.run()

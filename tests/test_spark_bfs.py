@@ -28,7 +28,8 @@ from spark_fixtures import (
 )
 from toy_models.kafka_controller_toy import ToyConfig
 
-from explorer.bfs import BfsOptions, run_bfs
+from explorer.bfs import BfsOptions, Checkpointing, run_bfs
+from explorer.checkpoint import ResumeError
 from explorer.contract import Model, ModelFactory
 from explorer.fingerprint import fingerprint
 from explorer.results import ExplorationResult, Outcome
@@ -284,15 +285,25 @@ def test_manifest_records_the_run(spark: Any, tmp_path: Path) -> None:  # noqa: 
     assert result.details == {"master": "local[2]", "run_dir": str(run_dir)}
 
 
-def test_resuming_a_finished_run_reports_it_again(spark: Any, tmp_path: Path) -> None:  # noqa: F811
-    """Resuming a run that already finished returns the same result and explores nothing."""
+def test_resuming_a_finished_run_is_refused_as_on_the_local_engine(spark: Any,  # noqa: F811
+                                                                     tmp_path: Path) -> None:
+    """Resuming a run that already finished is refused with the local engine's sentence, and changes nothing
+    (it answered from the manifest before, where the local engine refused)."""
     run_dir = tmp_path / "run"
     factory = counter_factory(n=2, sum_limit=3)
-    first = run_spark_bfs(factory, SparkBfsOptions(run_dir, master="local[2]", keep_session=True))
+    run_spark_bfs(factory, SparkBfsOptions(run_dir, master="local[2]", keep_session=True))
     manifest = read_manifest(run_dir)
-    again = run_spark_bfs(factory, SparkBfsOptions(run_dir, master="local[2]", resume=True, keep_session=True))
-    assert_same_result(again, first)
+    with pytest.raises(ResumeError) as spark_refusal:
+        run_spark_bfs(factory, SparkBfsOptions(run_dir, master="local[2]", resume=True, keep_session=True))
     assert read_manifest(run_dir) == manifest
+    local_dir = tmp_path / "local"
+    run_bfs(factory(), BfsOptions(checkpointing=Checkpointing(local_dir, every_seconds=0, resume=False,
+                                                              scenario_hash="h", kmc_version="test")))
+    with pytest.raises(ResumeError) as local_refusal:
+        run_bfs(factory(), BfsOptions(checkpointing=Checkpointing(local_dir, every_seconds=0, resume=True,
+                                                                  scenario_hash="h", kmc_version="test")))
+    assert str(spark_refusal.value).replace(str(run_dir), "DIR") == str(local_refusal.value).replace(
+        str(local_dir), "DIR")
 
 
 @pytest.mark.parametrize(

@@ -41,8 +41,6 @@ def test_a_good_plan_passes_with_balance_deltas(tmp_path):
 
 
 KAFKA_RULES = [
-    pytest.param("not json", "kafka.admin.AdminOperationException: The input string is not a valid JSON",
-                 id="not json"),
     pytest.param('{"version":2,"partitions":[]}',
                  "kafka.admin.AdminOperationException: Not supported version field value 2", id="version"),
     pytest.param(doc({"partition": 0, "replicas": [1]}),
@@ -107,3 +105,44 @@ def test_missing_plan_file_is_bad_input(tmp_path):
     result = CliRunner().invoke(main, ["validate", str(tmp_path / "absent.json")])
     assert result.exit_code == 2
     assert "absent.json" in result.stderr and result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(("text", "what"), [("not json", "not JSON"), ("[cluster]\nbrokers = [0, 1]\n", "not JSON"),
+                                           ("", "not JSON"), ("[1, 2]", "JSON array"), ('"plan"', "JSON string")],
+                         ids=["text", "a TOML file", "empty", "an array", "a string"])
+def test_a_file_that_is_not_a_plan_is_bad_input(tmp_path, text, what):
+    """A file that is no plan at all (not JSON, or JSON that is not an object) is bad input, exit 2 in one
+    sentence, as other unreadable inputs are (it was a violation of Kafka's rules, exit 1)."""
+    result = validate(tmp_path, text)
+    assert result.exit_code == 2, result.output
+    assert f"is not a reassignment plan ({what})" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("topic", ["<script>x</script>", "a\x1b[2Jb", "No error has been found.\n"])
+def test_a_topic_name_kafka_refuses_is_a_violation_for_validate_and_a_refusal_for_plan(tmp_path, topic):
+    """A plan naming a topic Kafka refuses is a violation of Kafka's rules with its sentence, the name
+    escaped (it passed every check before); as kmc plan's --current it is refused (exit 2)."""
+    plan = json.dumps({"version": 1, "partitions": [{"topic": topic, "partition": 0, "replicas": [0, 1]}]})
+    result = validate(tmp_path, plan)
+    assert result.exit_code == 1, result.output
+    [line, total] = result.stdout.splitlines()
+    assert line.startswith("VIOLATION kafka_reassignment_rules topic ") and "InvalidTopicException" in line
+    assert line.isprintable() and total == "1 violation(s)."
+    current = tmp_path / "current.json"
+    current.write_text(plan, encoding="utf-8")
+    refused = CliRunner().invoke(main, ["plan", "--current", str(current), "--broker-list", "0,1,2",
+                                        "--out", str(tmp_path / "out")])
+    assert refused.exit_code == 2, refused.output
+    assert "InvalidTopicException" in refused.stderr and refused.stderr.strip().isprintable()
+    assert refused.stdout == ""
+
+
+def test_plan_says_a_json_array_is_not_a_reassignment_json(tmp_path):
+    """kmc plan on a JSON array says it is not a reassignment JSON (it said no partition line was found)."""
+    current = tmp_path / "current.json"
+    current.write_text("[1, 2]", encoding="utf-8")
+    result = CliRunner().invoke(main, ["plan", "--current", str(current), "--broker-list", "0,1,2",
+                                       "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert "is a JSON array, not a reassignment JSON" in result.stderr

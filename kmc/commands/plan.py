@@ -16,6 +16,7 @@ sentence comes from the z3 unsat core, see :func:`model.admin.placement.core_sen
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -36,6 +37,7 @@ from model.admin.reassignment_json import (
     render_reassignment_json,
 )
 from model.admin.reassignment_plan import Plan, PlanInfeasible, PlanRequest, plan_reassignment, summary_statuses
+from model.scenario.loader import ScenarioError, validate_topic_name
 
 #: Kafka's files for a whole cluster are megabytes; a larger one is refused before it is parsed.
 MAX_FILE_BYTES = 64 << 20
@@ -60,15 +62,42 @@ def read_text(path: Path, option: str) -> str:
                            "tool wrote.") from None
 
 
-def read_current(path: Path, option: str = "--current") -> Placement:
-    """A current placement file, with Kafka's sentence (or kmc's for describe output) when it is malformed."""
+def not_a_json_object(text: str) -> str | None:
+    """What ``text`` is when it is JSON but not an object (reassignment JSON is one), else None."""
     try:
-        return parse_current_placement(read_text(path, option))
+        doc = json.loads(text)
+    except ValueError:
+        return None
+    kinds = {list: "array", str: "string", bool: "true or false", int: "number", float: "number"}
+    return None if isinstance(doc, dict) else f"JSON {kinds.get(type(doc), 'null')}"
+
+
+def check_topic_names(placement: Placement, option: str, path: Path) -> None:
+    """Refuse a placement naming a topic Kafka refuses (``Topic.validate``), with Kafka's sentence."""
+    for topic in sorted({tp[0] for tp in placement}):
+        try:
+            validate_topic_name(topic)
+        except ScenarioError as e:
+            raise UsageProblem(f"{option} {str(path)!r}: {e}") from None
+
+
+def read_current(path: Path, option: str = "--current") -> Placement:
+    """A current placement file, with Kafka's sentence (or kmc's for describe output) when it is malformed,
+    and every topic name one Kafka accepts."""
+    text = read_text(path, option)
+    other = not_a_json_object(text)
+    if other is not None:
+        raise UsageProblem(f"{option} {str(path)!r} is a {other}, not a reassignment JSON (an object with "
+                           '"version" and "partitions") nor kafka-topics --describe output.')
+    try:
+        placement = parse_current_placement(text)
     except KafkaAdminError as e:
         raise UsageProblem(f"{option} {str(path)!r}: {e.describe()}") from None
     except DescribeOutputError as e:
         raise UsageProblem(f"{option} {str(path)!r}: {e}; give reassignment JSON or kafka-topics --describe "
                            "output.") from None
+    check_topic_names(placement, option, path)
+    return placement
 
 
 def cluster_from_options(broker_list: str, racks: str | None, rack_mode: str) -> Cluster:

@@ -18,13 +18,16 @@ are alive. A violation found there is printed with its shortest trace and counts
 
 Every violation is printed on its own line, ``VIOLATION <property> <where>: <sentence>``; exit 1 if
 there is one, 0 if none, 3 if the model check stopped at ``--max-states`` without a violation, 2 for
-bad input (an unreadable file, a malformed ``--current``, a plan too large to model-check).
+bad input (an unreadable file, a file that is not a plan at all: not JSON, or JSON that is not an
+object; a malformed ``--current``, a plan too large to model-check). A topic name Kafka refuses
+(``Topic.validate``) is a violation of Kafka's rules, and the plan is judged no further.
 """
 
 from __future__ import annotations
 
+import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -34,7 +37,7 @@ from explorer.replay import Trace
 from explorer.results import ExplorationResult, Outcome
 from kmc.cluster_args import parse_broker_list, parse_racks
 from kmc.commands.assign import render_table
-from kmc.commands.plan import read_current, read_text
+from kmc.commands.plan import not_a_json_object, read_current, read_text
 from kmc.common import SafePath, UsageProblem, fail
 from kmc.outputs import replay_all
 from kmc.plan_check import DEFAULT_MAX_STATES, PROPERTIES, check_plan_execution
@@ -52,8 +55,15 @@ from model.admin.placement import (
     check_topic_replication_factor,
     load_counts,
 )
-from model.admin.reassignment_json import Placement, check_reassignment, parse_reassignment_json, placement_of
+from model.admin.reassignment_json import (
+    Placement,
+    ReassignmentEntry,
+    check_reassignment,
+    parse_reassignment_json,
+    placement_of,
+)
 from model.admin.reassignment_plan import balance_bounds
+from model.scenario.loader import ScenarioError, shown, validate_topic_name
 from reports.text import render_text
 
 KAFKA_RULES = "kafka_reassignment_rules"
@@ -89,10 +99,17 @@ def validate(plan_path: Path, current_path: Path | None, broker_list: str | None
         fail(str(e))
     known_brokers = brokers if brokers is not None else (tuple(rack_of) if rack_of else None)
     violations: list[Violation] = []
+    what = not_a_json_object(text) or ("not JSON" if _not_json(text) else None)
+    if what is not None:  # no plan at all, unlike a JSON object that breaks Kafka's rules (exit 1)
+        fail(f"PLAN.json {str(plan_path)!r} is not a reassignment plan ({what}); give the JSON file that "
+                 "kafka-reassign-partitions --generate or kmc plan writes.")
     try:
         entries = parse_reassignment_json(text)
     except KafkaAdminError as e:
         _finish([Violation(KAFKA_RULES, str(plan_path), e.describe())], None)
+    topic_names = [Violation(KAFKA_RULES, f"topic {shown(e.topic)}", str(e)) for e in _illegal_topics(entries)]
+    if topic_names:
+        _finish(topic_names, None)  # names Kafka refuses go no further (nor into other sentences)
     violations += [Violation(KAFKA_RULES, str(plan_path), e.describe())
                    for e in check_reassignment(entries, None if current is None else set(current), known_brokers)]
     plan = placement_of(entries)
@@ -125,6 +142,31 @@ def validate(plan_path: Path, current_path: Path | None, broker_list: str | None
                    for d in result.violations]
     _finish(violations, balance, _model_check_report(result, traces, broker_failures),
             inconclusive=result.outcome is Outcome.INCONCLUSIVE)
+
+
+class _IllegalTopic(Exception):
+    def __init__(self, topic: str, sentence: str) -> None:
+        super().__init__(sentence)
+        self.topic = topic
+
+
+def _illegal_topics(entries: Sequence[ReassignmentEntry]) -> list[_IllegalTopic]:
+    """The topics of a plan Kafka refuses (``Topic.validate``), each with Kafka's sentence."""
+    found = []
+    for topic in sorted({entry.topic for entry in entries}):
+        try:
+            validate_topic_name(topic)
+        except ScenarioError as e:
+            found.append(_IllegalTopic(topic, str(e)))
+    return found
+
+
+def _not_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return True
+    return False
 
 
 def _model_check_report(result: ExplorationResult, traces: Mapping[str, Trace], broker_failures: int) -> str:
