@@ -107,7 +107,8 @@ class BfsOptions:
     initial state are checked but not expanded. ``max_states`` bounds the distinct states found
     (see the module docstring). ``limits`` holds the time limit, the memory budget and the stop
     request. ``progress`` receives a :class:`ProgressSnapshot` every ``progress_interval_seconds``
-    and once at the end.
+    and once at the end. ``keep_going`` (TLC's ``-continue``) searches on after a violation: each
+    property is reported once, with its shortest trace, and the result is a VIOLATION when any was found.
     """
 
     max_depth: int | None = attrs.field(default=None, validator=_non_negative)
@@ -117,6 +118,7 @@ class BfsOptions:
     limits: Limits = attrs.field(factory=Limits)
     fingerprint_bits: int = attrs.field(default=64, validator=_fingerprint_width)
     checkpointing: Checkpointing | None = None
+    keep_going: bool = False
 
 
 def run_bfs(model: Model[Any, Any], options: BfsOptions | None = None) -> ExplorationResult:
@@ -207,6 +209,7 @@ class _Search:
         self.levels: list[LevelStats] = []
         self.discoveries: list[Discovery] = []
         self.examples_found: set[str] = set()
+        self.violated: set[str] = set()  # with keep_going: properties already reported violated
         self.manifest: LocalManifest | None = None
         self.last_checkpoint = self.started
         self.checkpointed_depth: int | None = None  # the level start the current checkpoint holds
@@ -251,7 +254,7 @@ class _Search:
             next_frontier = Frontier(np.zeros(0, self.visited.fps.dtype), []) if new is None else new.frontier()
             # States of an unexpanded level stay on the queue: their successors were not computed.
             queue = len(next_frontier) if stop_reason is None else len(frontier)
-            if self._record(level.best):
+            if self._record(level.best) and not self.options.keep_going:
                 return self._result(Outcome.VIOLATION, queue=queue)
             if stop_reason is not None:
                 cause = StopCause.DEPTH_BOUND if stop_reason.startswith("depth") else StopCause.STATE_BOUND
@@ -318,7 +321,7 @@ class _Search:
     def _expand_level(self, frontier: Frontier, depth: int, *, generate: bool) -> _Level:
         """Expand every state of ``frontier``, batch by batch (the hot loop)."""
         model, property_set, kinds, bits, names = self.model, self.property_set, self.kinds, self.bits, self.names
-        skip = frozenset(self.examples_found)
+        skip = frozenset(self.examples_found | self.violated)
         visited = self.visited
         progress = self.options.progress
         limits = self.options.limits
@@ -373,6 +376,7 @@ class _Search:
             self.discoveries.append(self._discovery(candidate))
             if candidate.kind.is_violation:
                 violated = True
+                self.violated.add(name)
             else:
                 self.examples_found.add(name)
         return violated
@@ -415,6 +419,7 @@ class _Search:
         del self.levels[snapshot.levels :]
         del self.discoveries[snapshot.discoveries :]
         self.examples_found = set(snapshot.examples_found)
+        self.violated = {d.property for d in self.discoveries if d.is_violation}
 
     def _checkpoint_due(self) -> bool:
         setup = self.options.checkpointing
@@ -457,6 +462,7 @@ class _Search:
         self.examples_found = set(saved.examples_found)
         self.seconds_before = saved.seconds
         self.discoveries = [self._rebuilt(d) for d in saved.discoveries]
+        self.violated = {d.property for d in self.discoveries if d.is_violation}
         self.checkpointed_depth = saved.depth
         return saved.frontier, saved.depth
 
@@ -506,7 +512,11 @@ class _Search:
         if self.options.progress is not None:
             self.options.progress(ProgressSnapshot(seconds, stats.depth, stats.generated, stats.distinct, queue))
         unsatisfied = never_found(self.kinds.items(), self.examples_found) if outcome is Outcome.OK else ()
+        if self.violated and outcome is Outcome.OK:  # keep_going: a complete search that found violations
+            outcome = Outcome.VIOLATION
         self._close_manifest(outcome, reason, seconds)
+        if self.violated:  # keep_going, stopped early: what it found is a verdict, the rest can be resumed
+            outcome = Outcome.VIOLATION
         options = self.options
         bounds: dict[str, Any] = {
             "max_depth": options.max_depth,

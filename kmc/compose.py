@@ -9,13 +9,13 @@ TOML text (see :class:`explorer.contract.ModelFactory`), and :func:`spark_submit
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 
 from explorer.contract import ModelFactory
-from invariants.registry import select
-from model.scenario import Scenario, ScenarioError, load_scenario, load_scenario_file
+from invariants.registry import all_specs, select
+from model.scenario import Scenario, ScenarioError, load_scenario, load_scenario_file, with_properties
 from model.zk.kafka_model import KafkaControllerModel
 from spark_explore import submit
 
@@ -55,6 +55,23 @@ def scenario_file(name_or_path: str | None) -> Path:
 def resolve_scenario(name_or_path: str | None) -> Scenario:
     """A shipped scenario by name (``default``, ``racks``, …) or a TOML file by path, loaded and validated."""
     return load_scenario_file(scenario_file(name_or_path))
+
+
+def select_properties(scenario: Scenario, only: Sequence[str] = (), skip: Sequence[str] = ()) -> Scenario:
+    """``scenario`` checking ``only`` (else its own selection) less ``skip``: ``--property`` / ``--skip-property``."""
+    if not only and not skip:
+        return scenario
+    known = {spec.name for spec in all_specs()}
+    for option, names in (("--property", only), ("--skip-property", skip)):
+        for name in names:
+            if name not in known:
+                raise ScenarioError(f"{option} {name!r} is not a property; `kmc properties` lists the names.")
+    chosen = list(dict.fromkeys(only)) if only else [p.name for p in select(scenario)]
+    kept = [name for name in chosen if name not in set(skip)]
+    if not kept:
+        raise ScenarioError(f"--skip-property leaves no property of scenario '{scenario.name}' to check; keep at "
+                            "least one.")
+    return with_properties(scenario, kept)
 
 
 def build_kafka_model(toml_text: str) -> KafkaControllerModel:

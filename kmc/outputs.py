@@ -87,7 +87,13 @@ def finish_run(model: Model[Any, Any], result: ExplorationResult, run_dir: Path,
     from reports.text import render_text
 
     traces = replay_all(model, result)
-    if result.outcome is Outcome.INCONCLUSIVE and resume_command:
+    scenario = getattr(model, "scenario", None)
+    if isinstance(scenario, Scenario) and result.violations:
+        from kmc.known_bugs import known_bugs
+
+        extra = {**extra, "known_bugs": known_bugs(scenario, (d.property for d in result.violations))}
+    stopped_early = result.outcome is Outcome.INCONCLUSIVE or result.stopped_by is not None  # (--continue)
+    if stopped_early and resume_command:
         extra = {**extra, "resume_command": resume_command}
     document = write_run_files(run_dir, result, traces, {**model_facts(model), **extra})
     if fmt == "json":
@@ -99,7 +105,7 @@ def finish_run(model: Model[Any, Any], result: ExplorationResult, run_dir: Path,
         html = run_dir / "report.html"
         click.echo(f"Reports written to {run_dir} ({time.time() - started:.1f} s): {html} and "
                    f"{len(document['files']) - 1} more files.")
-    if result.outcome is Outcome.INCONCLUSIVE:
+    if stopped_early:
         resume = f" Resume with: {resume_command}" if resume_command else ""
         click.echo(f"Stopped before the search was complete: {result.reason}.{resume}", err=fmt == "json")
     elif result.outcome is Outcome.NONE_IN_SAMPLE:

@@ -50,6 +50,8 @@ class RunFacts:
     #: How a replay script rebuilds the model: ``{"module", "name", "argument"}`` (a
     #: :class:`~explorer.contract.ModelFactory` as text), or empty when the run has none.
     model_factory: Mapping[str, Any] = attrs.field(factory=dict)
+    #: Violated property -> the sentence naming the enabled bug switch that breaks it (``known_bugs``).
+    known_bugs: Mapping[str, str] = attrs.field(factory=dict)
 
     @classmethod
     def from_document(cls, document: Mapping[str, Any]) -> RunFacts:
@@ -65,10 +67,23 @@ class RunFacts:
                              for p in document.get("properties") or ()),
             run_dir=str(document.get("run_dir") or ""),
             model_factory=document.get("model_factory") or {},
+            known_bugs=_known_bug_sentences(document.get("known_bugs")),
         )
 
     def property(self, name: str) -> PropertyFacts | None:
         return next((p for p in self.properties if p.name == name), None)
+
+
+def _known_bug_sentences(known: Any) -> dict[str, str]:
+    if not isinstance(known, Mapping):
+        return {}
+    return {str(name): str(note["sentence"]) for name, note in known.items()
+            if isinstance(note, Mapping) and isinstance(note.get("sentence"), str)}
+
+
+def code_spans(sentence: str) -> list[tuple[str, bool]]:
+    """``sentence`` cut at its backticks: (text, is code) pieces, for renderers that set code apart."""
+    return [(piece, index % 2 == 1) for index, piece in enumerate(sentence.split("`")) if piece]
 
 
 def ordered_discoveries(result: ExplorationResult) -> list[Discovery]:

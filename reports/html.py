@@ -28,6 +28,7 @@ from explorer.results import Discovery, ExplorationResult, LevelStats
 from reports.common import (
     KIND_WORDS,
     RunFacts,
+    code_spans,
     evidence_items,
     format_value,
     ordered_discoveries,
@@ -111,6 +112,7 @@ def _counterexample(discovery: Discovery, trace: Trace | None, facts: RunFacts) 
         "discovery": discovery,
         "kind": KIND_WORDS.get(discovery.kind.value, discovery.kind.value),
         "description": p.description if p else "",
+        "known_bug": code_spans(facts.known_bugs.get(discovery.property, "")) if discovery.is_violation else [],
         "evidence": evidence_items(discovery),
         "trace": trace,
     }

@@ -25,6 +25,7 @@ from explorer.results import Discovery, ExplorationResult
 from reports.common import (
     KIND_WORDS,
     RunFacts,
+    code_spans,
     evidence_items,
     ordered_discoveries,
     sequence,
@@ -197,6 +198,10 @@ def _steps(n: int) -> str:
 
 def _counterexample(discovery: Discovery, trace: Trace | None, facts: RunFacts, detail: _Detail) -> list[str]:
     lines = [f"### Counterexample: {md_code(discovery.property)} ({_steps(discovery.trace_length)})", ""]
+    known = facts.known_bugs.get(discovery.property)
+    if known:
+        pieces = (md_code(t) if code else _md_spaced(t) for t, code in code_spans(known))
+        lines += ["**Known bug:** " + "".join(pieces), ""]
     if trace is None:
         lines.append("(no trace: the discovery was not replayed)")
     else:
@@ -212,6 +217,11 @@ def _counterexample(discovery: Discovery, trace: Trace | None, facts: RunFacts, 
               "Evidence:", ""]
     lines += [f"- {md_text(k)}: {md_text(v)}" for k, v in evidence_items(discovery)]
     return lines
+
+
+def _md_spaced(text: str) -> str:
+    """``text`` as literal Markdown, keeping a space at either end (it sits between code spans)."""
+    return (" " if text[:1].isspace() else "") + md_text(text) + (" " if text[-1:].isspace() and text.strip() else "")
 
 
 def _example(discovery: Discovery, trace: Trace | None, detail: _Detail) -> list[str]:

@@ -37,9 +37,10 @@ def render_text(result: ExplorationResult, traces: Mapping[str, Trace], facts: R
     lines = [f"Outcome: {result.outcome.value} (exit code {result.exit_code}), engine {result.engine}."]
     lines += _facts_lines(facts)
     lines += _bounds_lines(result)
-    lines += ["", *_outcome_lines(result)]
+    lines += ["", *_outcome_lines(result, facts)]
     for discovery in ordered_discoveries(result):
-        lines += ["", *_discovery_lines(discovery, traces.get(discovery.property), difftrace)]
+        lines += ["", *_discovery_lines(discovery, traces.get(discovery.property), difftrace,
+                                        facts.known_bugs.get(discovery.property))]
     if result.never_found:
         lines.append("")
         lines += [
@@ -86,7 +87,7 @@ def _facts_lines(facts: RunFacts) -> list[str]:
     return lines
 
 
-def _outcome_lines(result: ExplorationResult) -> list[str]:
+def _outcome_lines(result: ExplorationResult, facts: RunFacts) -> list[str]:
     if result.outcome is Outcome.NONE_IN_SAMPLE:
         return [sample_sentence(result)]
     if result.outcome is Outcome.OK and not result.properties:
@@ -100,7 +101,9 @@ def _outcome_lines(result: ExplorationResult) -> list[str]:
         return ["Model checking completed. No error has been found."]
     if result.outcome is Outcome.VIOLATION:
         names = ", ".join(d.property for d in result.violations)
-        return [f"Model checking found a violation of {names}."]
+        lines = [f"Model checking found a violation of {names}."]
+        return lines + [f"  {d.property}: {facts.known_bugs[d.property]}" for d in result.violations
+                        if d.property in facts.known_bugs]
     if result.outcome is Outcome.INCONCLUSIVE:
         return [f"Model checking stopped before the search was complete: {result.reason}."]
     return [f"Bad input: {result.reason}"]
@@ -130,10 +133,12 @@ def _bounds_lines(result: ExplorationResult) -> list[str]:
     return ["Bounds: " + ", ".join(given) + "."] if given else []
 
 
-def _discovery_lines(discovery: Discovery, trace: Trace | None, difftrace: bool) -> list[str]:
+def _discovery_lines(discovery: Discovery, trace: Trace | None, difftrace: bool,
+                     known_bug: str | None = None) -> list[str]:
     steps = "step" if discovery.trace_length == 1 else "steps"
     lines = [
         _HEADLINES[discovery.kind].format(name=discovery.property),
+        *([known_bug] if known_bug and discovery.is_violation else []),
         f"Kind: {discovery.kind.value}; trace of {discovery.trace_length} {steps}.",
         "Evidence:",
         *(f"  {key}: {_value(value)}" for key, value in discovery.evidence.items()),

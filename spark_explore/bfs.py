@@ -173,7 +173,7 @@ class SparkBfsOptions:
     and the stop request (its memory budget is the local engine's: a Spark driver holds little, and
     Spark's own memory is set by its configuration). ``driver_seconds`` and ``driver_max_states``
     decide which levels the driver expands itself (see the module docstring; 0 makes every level a
-    Spark job).
+    Spark job). ``keep_going`` searches on after a violation, as :class:`explorer.bfs.BfsOptions`'s.
     """
 
     run_dir: Path = attrs.field(converter=Path)
@@ -190,6 +190,7 @@ class SparkBfsOptions:
     limits: Limits = attrs.field(factory=Limits)
     driver_seconds: float = DEFAULT_DRIVER_SECONDS
     driver_max_states: int = DEFAULT_DRIVER_MAX_STATES
+    keep_going: bool = False
 
 
 def run_spark_bfs(factory: ModelFactory[Any, Any], options: SparkBfsOptions) -> ExplorationResult:
@@ -340,13 +341,13 @@ class _Search:
                 manifest = attrs.evolve(manifest, recorded=(*manifest.recorded, *recorded))
                 # States of an unexpanded level stay on the queue: their successors were not computed.
                 queue = record.new if stop_reason is None else record.frontier
-                if any(c.kind.is_violation for c in recorded):
+                if any(c.kind.is_violation for c in recorded) and not self.options.keep_going:
                     manifest = self._finish(manifest, Outcome.VIOLATION, queue)
                 elif stop_reason is not None:
                     cause = StopCause.DEPTH_BOUND if stop_reason.startswith("depth") else StopCause.STATE_BOUND
                     manifest = self._finish(manifest, Outcome.INCONCLUSIVE, queue, stop_reason, cause)
                 elif record.new == 0:
-                    manifest = self._finish(manifest, Outcome.OK, 0)
+                    manifest = self._finish(manifest, Outcome.VIOLATION if manifest.violated else Outcome.OK, 0)
                 self._save(manifest)
                 self._report_level(record, manifest)
                 if manifest.completed:
@@ -501,7 +502,7 @@ class _Search:
         next_level = NextLevel(self.fingerprints, room)
         candidates: list[Candidate] = []
         generated_codes: list[np.ndarray] = []
-        skip = manifest.examples_found
+        skip = manifest.reported
         for start in range(0, len(data), _DRIVER_BATCH):
             parents = fps[start : start + _DRIVER_BATCH]
             batch = expand_batch(model, map(model.decode, data[start : start + _DRIVER_BATCH]), self.property_set,
@@ -545,7 +546,7 @@ class _Search:
         clock.lap("visited")
         frontier = self._read_levels(depth, depth).select(*FRONTIER_COLUMNS)
         notes = notes_accumulator(spark.sparkContext)
-        expander = partition_expander(self.factory, notes, generate=generate, skip=manifest.examples_found,
+        expander = partition_expander(self.factory, notes, generate=generate, skip=manifest.reported,
                                       visited=None if visited is None else str(visited))
         successors = frontier.mapInArrow(expander, LEVEL_SCHEMA)
         new_by_action: dict[str, int] = {}
@@ -720,7 +721,11 @@ class _Search:
             ),
         )
         outcome = Outcome(manifest.outcome)
-        unsatisfied = never_found(self.kinds.items(), manifest.examples_found) if outcome is Outcome.OK else ()
+        complete = outcome is Outcome.OK or (self.options.keep_going and manifest.completed
+                                             and manifest.stopped_by is None)
+        if manifest.violated and outcome is not Outcome.VIOLATION:  # keep_going, stopped early: a verdict all the same
+            outcome = Outcome.VIOLATION
+        unsatisfied = never_found(self.kinds.items(), manifest.examples_found) if complete else ()
         discoveries = tuple(
             rebuild_discovery(self.run_dir, self.model, self.properties, candidate) for candidate in manifest.recorded
         )

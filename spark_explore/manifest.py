@@ -94,6 +94,15 @@ class Manifest:
     def examples_found(self) -> frozenset[str]:
         return frozenset(c.property for c in self.recorded if not c.kind.is_violation)
 
+    @property
+    def reported(self) -> frozenset[str]:
+        """The properties with a finding recorded: the workers no longer check them."""
+        return frozenset(c.property for c in self.recorded)
+
+    @property
+    def violated(self) -> bool:
+        return any(c.kind.is_violation for c in self.recorded)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "format": FORMAT_VERSION,

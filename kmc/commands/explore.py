@@ -143,6 +143,7 @@ class _Resumed:
     run_dir: Path
     scenario: Scenario
     engine: str
+    keep_going: bool = False
 
 
 @click.command(help="Explore every state of a scenario (a shipped name or a TOML path; default: 'default').")
@@ -184,6 +185,14 @@ class _Resumed:
                    "replayed on the unreduced model. Every scenario shipped today names all its brokers in a "
                    "placement, so the reduction saves nothing on them (python bench/symmetry.py shows where it "
                    "does). Not resumable.")
+@click.option("--continue", "keep_going", is_flag=True,
+              help="Search on after a violation (TLC's -continue): report every violated property, each with its "
+                   "shortest trace. Both engines find the same ones.")
+@click.option("--property", "only_properties", multiple=True, metavar="NAME",
+              help="Check only this property (repeatable), in place of the scenario's [check] properties; "
+                   "`kmc properties` lists them.")
+@click.option("--skip-property", "skip_properties", multiple=True, metavar="NAME",
+              help="Do not check this property (repeatable), e.g. one a known bug breaks.")
 @click.option("--print-spark-submit", is_flag=True,
               help="Print the equivalent spark-submit command line (YARN, Kubernetes) and exit; its files go "
                    "under --out.")
@@ -192,7 +201,8 @@ def explore(interrupts: Interrupts | None, scenario: str | None, engine: str | N
             conf: tuple[str, ...], out: Path, resume: Path | None, fmt: str, max_depth: int | None,
             max_states: int | None, time_limit: str | None, max_memory: str | None, checkpoint_every: str | None,
             fingerprint_bits: str, difftrace: bool, no_progress: bool, spark_ui: bool,
-            driver_level_seconds: float | None, symmetry: bool, print_spark_submit: bool) -> None:
+            driver_level_seconds: float | None, symmetry: bool, keep_going: bool, only_properties: tuple[str, ...],
+            skip_properties: tuple[str, ...], print_spark_submit: bool) -> None:
     try:
         spark_conf = parse_conf(conf)
         master = parse_master(master)
@@ -202,17 +212,23 @@ def explore(interrupts: Interrupts | None, scenario: str | None, engine: str | N
         if symmetry and resume is not None:
             raise UsageProblem("--symmetry runs are not resumable, and a run is resumed as it was started; drop "
                                "--symmetry (or start a new run with it).")
+        if resume is not None and (only_properties or skip_properties or keep_going):
+            raise UsageProblem("--continue, --property and --skip-property are kept from the run's start; drop them "
+                               "with --resume (or start a new run with them).")
         resumed = _resumed_run(resume, scenario, engine) if resume is not None else None
         if resumed is not None:
-            sc, engine = resumed.scenario, resumed.engine
+            sc, engine, keep_going = resumed.scenario, resumed.engine, resumed.keep_going
         else:
-            sc = compose.resolve_scenario(scenario)
+            sc = compose.select_properties(compose.resolve_scenario(scenario), only_properties, skip_properties)
         engine = engine or "spark"
         bits = int(fingerprint_bits)
         _check_engine_options(engine, master, spark_conf, memory_bytes, every, bits, spark_ui)
         if engine == "local" and driver_level_seconds is not None:
             raise UsageProblem("--driver-level-seconds applies to --engine spark (the local engine expands every "
                                "level in process); drop it or use spark.")
+        if print_spark_submit and (only_properties or skip_properties or keep_going):
+            raise UsageProblem("--continue, --property and --skip-property are not passed on to "
+                               "--print-spark-submit's command; drop them (or set [check] in the scenario).")
         if symmetry and print_spark_submit:
             raise UsageProblem("--symmetry is not passed on to --print-spark-submit's command; drop one of them.")
         model = compose.model_for(sc)
@@ -237,7 +253,7 @@ def explore(interrupts: Interrupts | None, scenario: str | None, engine: str | N
         fail(str(e))
     try:
         if resumed is None:
-            _keep_scenario(run_dir, sc, engine, symmetry=symmetry)
+            _keep_scenario(run_dir, sc, engine, symmetry=symmetry, keep_going=keep_going)
         resume_command = None if symmetry else _resume_command(run_dir)
         interrupts = interrupts or Interrupts()
         started = time.time()
@@ -247,7 +263,7 @@ def explore(interrupts: Interrupts | None, scenario: str | None, engine: str | N
                             max_memory=(memory_bytes or default_memory_budget()) if engine == "local" else None)
             result = _run(engine, sc, model, run_dir, master, spark_conf, resumed is not None, max_depth,
                           max_states, spark_ui, limits, every, bits, not no_progress, driver_level_seconds,
-                          symmetry=symmetry)
+                          symmetry=symmetry, keep_going=keep_going)
             symmetry_bounds = {"symmetry": _symmetry_summary(model)} if symmetry else {}
             result = attrs.evolve(result, bounds={**result.bounds, **_scenario_bounds(sc), **symmetry_bounds})
             extra = {
@@ -328,10 +344,11 @@ def _resumed_run(run_dir: Path, scenario: str | None, engine: str | None) -> _Re
     if scenario is not None and compose.resolve_scenario(scenario).digest != digest:
         raise UsageProblem(f"{where} was explored with scenario {kept.name!r}, not {shown_path(scenario)!r}; resume "
                            f"it without SCENARIO, or start a new run.")
-    return _Resumed(run_dir, kept, recorded_engine)
+    return _Resumed(run_dir, kept, recorded_engine, keep_going=facts.get("continue") is True)
 
 
-def _keep_scenario(run_dir: Path, sc: Scenario, engine: str, *, symmetry: bool = False) -> None:
+def _keep_scenario(run_dir: Path, sc: Scenario, engine: str, *, symmetry: bool = False,
+                   keep_going: bool = False) -> None:
     """What ``--resume`` reads back: the scenario's text and the facts that identify the run."""
     from reports.json_report import kmc_version
 
@@ -340,6 +357,8 @@ def _keep_scenario(run_dir: Path, sc: Scenario, engine: str, *, symmetry: bool =
                              "scenario": {"name": sc.name, "digest": sc.digest, "file": SCENARIO_COPY}}
     if symmetry:
         facts["symmetry"] = True
+    if keep_going:
+        facts["continue"] = True
     write_atomically(run_dir / RUN_FILE, json.dumps(facts, indent=2) + "\n")
 
 
@@ -369,16 +388,18 @@ def _symmetry_summary(model: KafkaControllerModel) -> str:
 def _run(engine: str, sc: Scenario, model: Any, run_dir: Path, master: str | None, conf: Mapping[str, str],
          resume: bool, max_depth: int | None, max_states: int | None, spark_ui: bool, limits: Limits,
          checkpoint_every: float | None, bits: int, live_progress: bool,
-         driver_level_seconds: float | None = None, *, symmetry: bool = False) -> ExplorationResult:
+         driver_level_seconds: float | None = None, *, symmetry: bool = False,
+         keep_going: bool = False) -> ExplorationResult:
     """The search with the chosen engine; with ``symmetry``, over orbits, its discoveries rebuilt on ``model``."""
     if not symmetry:
         return _search(engine, sc, model, run_dir, master, conf, resume, max_depth, max_states, spark_ui, limits,
-                       checkpoint_every, bits, live_progress, driver_level_seconds)
+                       checkpoint_every, bits, live_progress, driver_level_seconds, keep_going=keep_going)
     from explorer.replay import ReplayError
     from explorer.symmetry import Reduced, concrete_result
 
     result = _search(engine, sc, Reduced(model), run_dir, master, conf, False, max_depth, max_states, spark_ui,
-                     limits, checkpoint_every, bits, live_progress, driver_level_seconds, symmetry=True)
+                     limits, checkpoint_every, bits, live_progress, driver_level_seconds, symmetry=True,
+                     keep_going=keep_going)
     try:
         return concrete_result(model, result)
     except ReplayError as e:  # a defect of the model's symmetry group, not of the input
@@ -388,7 +409,8 @@ def _run(engine: str, sc: Scenario, model: Any, run_dir: Path, master: str | Non
 def _search(engine: str, sc: Scenario, model: Any, run_dir: Path, master: str | None, conf: Mapping[str, str],
             resume: bool, max_depth: int | None, max_states: int | None, spark_ui: bool, limits: Limits,
             checkpoint_every: float | None, bits: int, live_progress: bool,
-            driver_level_seconds: float | None = None, *, symmetry: bool = False) -> ExplorationResult:
+            driver_level_seconds: float | None = None, *, symmetry: bool = False,
+            keep_going: bool = False) -> ExplorationResult:
     from reports.json_report import kmc_version
 
     # A run killed before its engine wrote anything is started again in the same directory.
@@ -405,7 +427,7 @@ def _search(engine: str, sc: Scenario, model: Any, run_dir: Path, master: str | 
             live = isinstance(progress, RichProgress)
             bfs_options = BfsOptions(max_depth=max_depth, max_states=max_states, progress=progress,
                                      progress_interval_seconds=0.25 if live else 10.0, limits=limits,
-                                     fingerprint_bits=bits, checkpointing=checkpointing)
+                                     fingerprint_bits=bits, checkpointing=checkpointing, keep_going=keep_going)
             try:
                 return run_bfs(model, bfs_options)
             finally:
@@ -417,7 +439,7 @@ def _search(engine: str, sc: Scenario, model: Any, run_dir: Path, master: str | 
                                   max_depth=max_depth, max_states=max_states, progress=sys.stderr,
                                   scenario_hash=sc.digest, kmc_version=kmc_version(), ui=spark_ui, limits=limits,
                                   driver_seconds=(DEFAULT_DRIVER_SECONDS if driver_level_seconds is None
-                                                  else driver_level_seconds))
+                                                  else driver_level_seconds), keep_going=keep_going)
         factory = compose.factory_for(sc)
         if symmetry:
             from explorer.symmetry import reduced_factory

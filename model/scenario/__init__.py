@@ -13,6 +13,7 @@ from model.scenario.loader import (
     load_scenario,
     load_scenario_file,
     with_bug,
+    with_properties,
 )
 
 __all__ = [
@@ -27,4 +28,5 @@ __all__ = [
     "load_scenario",
     "load_scenario_file",
     "with_bug",
+    "with_properties",
 ]

@@ -354,6 +354,32 @@ def with_bug(scenario: Scenario, name: str, on: bool) -> Scenario:
     return changed
 
 
+_CHECK_SECTION = re.compile(r"^\[check\][ \t]*(#.*)?$.*?(?=^[ \t]*\[|\Z)", re.MULTILINE | re.DOTALL)
+
+
+def with_properties(scenario: Scenario, names: Sequence[str]) -> Scenario:
+    """``scenario`` checking ``names`` (in that order): its ``[check]`` table rewritten in its TOML text, so that
+    the source a run keeps, ships to Spark workers and replays from says what was checked; re-loaded and
+    validated. How ``kmc explore --property / --skip-property`` narrow a scenario's selection."""
+    if not names:
+        raise ScenarioError("the selection leaves no property to check; keep at least one (see `kmc properties`).")
+    table = "[check]\nproperties = [" + ", ".join(json.dumps(n) for n in names) + "]\n"
+    text = scenario.source
+    if (section := _CHECK_SECTION.search(text)) is not None:
+        text = f"{text[:section.start()]}{table}\n{text[section.end():]}"
+    else:
+        text = f"{text.rstrip()}\n\n{table}"
+    try:
+        changed = load_scenario(text, default_name=scenario.name)
+    except ScenarioError:
+        changed = None
+    if changed is None or changed.properties != tuple(names) or attrs.evolve(
+            changed, properties=scenario.properties).digest != scenario.digest:
+        raise ScenarioError(f"scenario '{shown(scenario.name)}' writes [check] in a form kmc cannot rewrite; write it "
+                            "as a [check] table with one 'properties = [...]' line.")
+    return changed
+
+
 def _reassignment(raw: Any, index: int, topics: Sequence[Topic], brokers: Sequence[Broker]) -> Reassignment:
     """A ``[[reassignments]]`` entry: ``topic = "t"`` and ``partitions = { 0 = [1, 2] }`` (target replicas by
     partition), checked as ``ReassignPartitionsCommand.parseAndValidate`` would."""
