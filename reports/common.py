@@ -30,6 +30,15 @@ KIND_WORDS = {
 }
 
 
+def printable(text: str, keep: str = "") -> str:
+    """``text`` with every control or other unprintable character (but those in ``keep``) written as
+    its escape (``\\x1b``): free text read back from a run's files (a scenario's description, names)
+    reaches terminals and reports, where an escape sequence could clear the screen or forge a line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c in keep else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 @attrs.frozen
 class PropertyFacts:
     name: str
@@ -59,13 +68,13 @@ class RunFacts:
         if not isinstance(scenario, Mapping):
             scenario = {"name": str(scenario)}
         return cls(
-            scenario_name=str(scenario.get("name", "")),
-            scenario_description=str(scenario.get("description", "")),
-            kafka_version=str(scenario.get("kafka_version", "")),
-            bugs=tuple(scenario.get("bugs", ())),
-            properties=tuple(PropertyFacts(p["name"], p["kind"], p.get("description", ""))
+            scenario_name=printable(str(scenario.get("name", ""))),
+            scenario_description=printable(str(scenario.get("description", "")), keep="\n"),
+            kafka_version=printable(str(scenario.get("kafka_version", ""))),
+            bugs=tuple(printable(str(b)) for b in scenario.get("bugs", ())),
+            properties=tuple(PropertyFacts(printable(p["name"]), p["kind"], printable(str(p.get("description", ""))))
                              for p in document.get("properties") or ()),
-            run_dir=str(document.get("run_dir") or ""),
+            run_dir=printable(str(document.get("run_dir") or "")),
             model_factory=document.get("model_factory") or {},
             known_bugs=_known_bug_sentences(document.get("known_bugs")),
         )

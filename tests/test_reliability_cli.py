@@ -517,3 +517,52 @@ def test_a_signal_during_a_search_asks_it_to_stop() -> None:
         assert stop.reason == "interrupted by SIGTERM"
     with pytest.raises(Interrupted):
         interrupts._handle(signal.SIGINT, None)
+
+
+@pytest.mark.parametrize("control", ["\x1b[2J", "\rNo error has been found.", "\x07", "\u202e", "\u2028"],
+                         ids=["clear screen", "carriage return", "bell", "bidi override", "line separator"])
+def test_a_description_with_control_characters_is_refused(control: str, tmp_path: Path) -> None:
+    """A scenario description holding a terminal control character is refused in one sentence (it reached
+    stdout, report.txt and report.md, where it could clear the screen or forge a verdict line)."""
+    escaped = "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in control)  # TOML's escapes
+    text = 'description = "before ' + escaped + ' after"\n'
+    path = scenario(tmp_path)
+    Path(path).write_text(text + Path(path).read_text(encoding="utf-8"), encoding="utf-8")
+    assert_refused(explore_local(path, "--out", str(tmp_path / "out")), "description", "control character")
+
+
+def test_a_description_of_lines_and_tabs_is_accepted(tmp_path: Path) -> None:
+    """Lines (also with Windows line ends) and tabs are a description's plain text."""
+    path = scenario(tmp_path)
+    Path(path).write_bytes(b'description = """\r\nfirst line\r\n\tindented"""\r\n' + Path(path).read_bytes())
+    result = explore_local(path, "--out", str(tmp_path / "out"))
+    assert result.exit_code == 0, result.stderr
+
+
+def test_free_text_read_back_from_a_summary_is_escaped_in_every_report(tmp_path: Path) -> None:
+    """kmc report on a summary.json whose description, name and property text hold control characters
+    writes and prints them escaped (\\x1b), never raw."""
+    first = explore_local(scenario(tmp_path), "--out", str(tmp_path / "out"))
+    assert first.exit_code == 0, first.stderr
+    [run_dir] = (tmp_path / "out").iterdir()
+    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    summary["scenario"]["description"] = "x\x1b[2J\rNo error has been found."
+    summary["scenario"]["name"] = "n\x1b]0;title\x07"
+    summary["properties"][0]["description"] = "p\x1b[31m"
+    (run_dir / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    result = kmc("report", str(run_dir), "--format", "text", "--format", "md", "--format", "html")
+    assert result.exit_code == 0, result.stderr
+    for name in ("report.txt", "report.md", "report.html"):
+        text = (run_dir / name).read_text(encoding="utf-8")
+        assert "\x1b" not in text and "\r" not in text and "\x07" not in text, name
+        assert "\\x1b" in text, name
+
+
+def test_a_plans_free_text_is_escaped_in_validates_sentences(tmp_path: Path) -> None:
+    """A log dir holding control characters, quoted in Kafka's sentence, is printed escaped."""
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": "t", "partition": 0, "replicas": [0, 1], "log_dirs": ["\x1b[2J"]}]}), encoding="utf-8")
+    result = kmc("validate", str(plan))
+    assert result.exit_code == 1, result.output
+    assert "\x1b" not in result.stdout and "\\x1b[2J" in result.stdout

@@ -64,6 +64,7 @@ from model.admin.reassignment_json import (
 )
 from model.admin.reassignment_plan import balance_bounds
 from model.scenario.loader import ScenarioError, shown, validate_topic_name
+from reports.common import printable
 from reports.text import render_text
 
 KAFKA_RULES = "kafka_reassignment_rules"
@@ -210,8 +211,8 @@ def _balance_report(current: Placement, after: Placement, cluster: Cluster) -> s
 
 def _finish(violations: list[Violation], balance: str | None, model_check: str | None = None, *,
             inconclusive: bool = False) -> NoReturn:
-    for v in violations:
-        click.echo(f"VIOLATION {v.property} {v.where}: {v.message}")
+    for v in violations:  # a plan's free text (log dirs in Kafka's sentences) is escaped, never printed raw
+        click.echo(printable(f"VIOLATION {v.property} {v.where}: {v.message}"))
     for part in (balance, model_check):
         if part is not None:
             if violations or part is model_check:

@@ -310,6 +310,12 @@ def load_scenario(text: str, default_name: str = "scenario") -> Scenario:
     if not name or len(name) > NAME_MAX or not name.isprintable():
         raise ScenarioError(f"the scenario's name '{shown(name)}' must be 1 to {NAME_MAX} printable characters "
                             "(no newline or control character); give a short name.")
+    description = description.replace("\r\n", "\n")  # a file saved with Windows line ends
+    control = next((c for c in description if not (c.isprintable() or c in "\n\t")), None)
+    if control is not None:
+        # Printed on terminals and in reports: an escape sequence could clear the screen or forge a verdict line.
+        raise ScenarioError(f"the scenario's description holds the control character {shown(control)!r}; "
+                            "write it as plain text (lines, tabs and printable characters only).")
     return Scenario(
         name=name,
         description=description,
