@@ -240,3 +240,38 @@ def test_cli_reads_kafka_topics_describe_output(tmp_path):
     assert result.exit_code == 0, result.stderr
     proposal = json.loads(result.stdout.splitlines()[4])
     assert sorted(sorted(p["replicas"]) for p in proposal["partitions"]) == [[1, 2], [1, 2]]
+
+
+@pytest.mark.parametrize(("rf", "requested"), [(4, True), (10_000, True), (1_000_000, True), (3, False)])
+def test_a_replication_factor_beyond_the_brokers_is_refused_before_z3(rf, requested, tmp_path, monkeypatch):
+    """RF above the listed brokers is refused with the unsat core's sentence without asking z3 (whose
+    variables for --replication-factor 10000 took more than 30 s to build before the refusal)."""
+    import model.admin.reassignment_plan as planner
+
+    def no_z3(*_args, **_kwargs):
+        raise AssertionError("z3 was asked")
+
+    monkeypatch.setattr(planner, "explain_infeasible", no_z3)
+    current = tmp_path / "current.json"
+    current.write_text(render_reassignment_json({("t", 0): (0, 1, 2)}), encoding="utf-8")
+    brokers = "0,1,2" if requested else "0,1"
+    args = ["--replication-factor", str(rf)] if requested else []
+    result = CliRunner().invoke(main, ["plan", "--current", str(current), "--broker-list", brokers, *args,
+                                       "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    listed = len(brokers.split(","))
+    assert f"RF {rf} needs {rf} distinct brokers but --broker-list names only {listed}" in result.stderr
+
+
+def test_partition_sizes_accept_only_ascii_partition_numbers(tmp_path):
+    """A kafka-log-dirs partition "t-²" (str.isdigit() accepts superscripts, int() does not: exit 4) is
+    refused in one sentence."""
+    current = tmp_path / "current.json"
+    current.write_text(render_reassignment_json({("t", 0): (0, 1)}), encoding="utf-8")
+    sizes = tmp_path / "sizes.txt"
+    sizes.write_text(json.dumps({"version": 1, "brokers": [{"broker": 0, "logDirs": [
+        {"partitions": [{"partition": "t-\u00b2", "size": 1}]}]}]}), encoding="utf-8")
+    result = CliRunner().invoke(main, ["plan", "--current", str(current), "--broker-list", "0,1,2",
+                                       "--partition-sizes", str(sizes), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert "needs \"partition\": \"topic-N\"" in result.stderr

@@ -243,7 +243,8 @@ def parse_topics_to_move(text: str) -> tuple[str, ...]:
 # later versions drop the leading tab and may add fields after Isr).
 _DESCRIBE_PARTITION = re.compile(
     r"^\s*Topic:\s*(?P<topic>\S+)\s+Partition:\s*(?P<partition>\d+)\s+Leader:\s*(?P<leader>\S+)\s+"
-    r"Replicas:\s*(?P<replicas>[\d,]*)\s+Isr:\s*(?P<isr>[\d,]*)"
+    r"Replicas:\s*(?P<replicas>[\d,]*)\s+Isr:\s*(?P<isr>[\d,]*)",
+    re.ASCII,  # Kafka prints ASCII digits; \d would also take other scripts' digits
 )
 
 
@@ -312,7 +313,9 @@ def parse_log_dirs_sizes(text: str) -> dict[TopicPartition, int]:
             for entry in _listed(partitions, "partitions"):
                 name, size = (entry.get("partition"), entry.get("size")) if isinstance(entry, dict) else (None, None)
                 topic, sep, number = str(name).rpartition("-")
-                if not sep or not number.isdigit() or not isinstance(size, int) or isinstance(size, bool):
+                # ASCII digits only: str.isdigit() also accepts "²", which int() then refuses.
+                digits = number.isascii() and number.isdigit()
+                if not sep or not digits or not isinstance(size, int) or isinstance(size, bool):
                     raise DescribeOutputError(f"log-dirs entry {_node(entry)} needs \"partition\": \"topic-N\" "
                                               "and an integer \"size\"")
                 tp = (topic, int(number))

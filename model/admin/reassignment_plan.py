@@ -45,6 +45,9 @@ import networkx as nx
 
 from model.admin.placement import (
     DESCRIPTIONS,
+    DISTINCT,
+    RF_AS_REQUESTED,
+    RF_UNCHANGED,
     Cluster,
     Placement,
     TopicPartition,
@@ -247,6 +250,11 @@ def check_feasible(request: PlanRequest) -> None:
     for rf in sorted(set(rfs.values())):
         if rf <= 0:
             raise PlanInfeasible(f"replication factor {rf} must be at least 1", ())
+        if rf > len(cluster.brokers):
+            # The core z3 would find, without the z3 variables it would build first (one per broker and
+            # replica: --replication-factor 10000 took more than 30 s to be refused).
+            obvious = (DISTINCT, RF_AS_REQUESTED if request.replication_factor is not None else RF_UNCHANGED)
+            raise PlanInfeasible(core_sentence(obvious, rf, cluster), obvious)
         domain = {b for tp, reps in request.current.items() if rfs[tp] == rf for b in reps}
         core = explain_infeasible(rf, cluster, domain, rf_requested=request.replication_factor is not None)
         if core is not None:
