@@ -23,6 +23,8 @@ DEFAULT_SCENARIO = "default"
 
 #: kmc's packages, shipped to a Spark cluster as one zip (``--py-files``).
 PACKAGES = ("kmc", "model", "invariants", "explorer", "spark_explore", "reports")
+#: Their data files, shipped beside the modules: pyproject.toml's [tool.setuptools.package-data].
+PACKAGE_DATA = {"model.scenario": ("scenarios/*.toml",), "reports": ("templates/*.j2",)}
 
 
 def shipped_scenarios() -> dict[str, Path]:
@@ -105,6 +107,7 @@ def spark_submit_arguments(
     """``kmc explore SCENARIO --engine spark`` as a ``spark-submit`` command line (files written to ``submit_dir``)."""
     return submit.spark_submit_arguments(
         scenario_file=scenario_file(scenario), entry_point=_driver_entry_point(), packages=PACKAGES,
+        package_data=PACKAGE_DATA,
         master=master, conf=conf, max_depth=max_depth, max_states=max_states, submit_dir=submit_dir,
         run_root=run_root, spark_submit=spark_submit)
 
@@ -121,4 +124,5 @@ def spark_submit_command(
     """The command line of :func:`spark_submit_arguments` as shell text, with a note on what it needs."""
     return submit.spark_submit_command(
         scenario_file=scenario_file(scenario), entry_point=_driver_entry_point(), packages=PACKAGES,
+        package_data=PACKAGE_DATA,
         master=master, conf=conf, max_depth=max_depth, max_states=max_states, submit_dir=submit_dir)

@@ -35,20 +35,39 @@ DEFAULT_RUN_ROOT = "/mnt/kmc-runs"
 _ZIP_TIME = (2020, 1, 1, 0, 0, 0)
 
 
-def package_zip(destination: Path, packages: Sequence[str]) -> Path:
-    """Write the packages (sources and package data, no caches) into a zip for ``--py-files``."""
+def package_zip(destination: Path, packages: Sequence[str], package_data: Mapping[str, Sequence[str]]) -> Path:
+    """Write the packages into a zip for ``--py-files``: their modules (``*.py`` in folders that are Python
+    packages) and their package data (``package_data``: dotted package name -> glob patterns, as in
+    setuptools' ``package-data``), nothing else.
+
+    A checkout's package folders also hold what runs leave there (``kmc explore`` writes under
+    ``reports/runs`` by default: Parquet levels, reports, replay scripts), which executors never read and
+    which made the zip, and the command that prints it, as large and slow as those runs.
+    """
     destination.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(destination, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for package in packages:
             root = _package_dir(package)
-            for path in sorted(root.rglob("*")):
-                if not path.is_file() or "__pycache__" in path.parts or path.suffix in (".pyc", ".pyo"):
-                    continue
+            files = set(_module_files(root))
+            for name, patterns in package_data.items():
+                if name == package or name.startswith(f"{package}."):
+                    base = root.joinpath(*name.split(".")[1:])
+                    files.update(p for pattern in patterns for p in base.glob(pattern) if p.is_file())
+            for path in sorted(files):
                 entry = zipfile.ZipInfo(str(Path(package) / path.relative_to(root)), date_time=_ZIP_TIME)
                 entry.compress_type = zipfile.ZIP_DEFLATED
                 entry.external_attr = 0o644 << 16
                 archive.writestr(entry, path.read_bytes())
     return destination
+
+
+def _module_files(folder: Path) -> list[Path]:
+    """The ``*.py`` files of a package folder and of its sub-packages (folders with an ``__init__.py``)."""
+    files = sorted(folder.glob("*.py"))
+    for sub in sorted(folder.iterdir()):
+        if sub.is_dir() and (sub / "__init__.py").is_file():
+            files += _module_files(sub)
+    return files
 
 
 def _package_dir(package: str) -> Path:
@@ -89,6 +108,7 @@ def spark_submit_arguments(
     scenario_file: Path,
     entry_point: Path,
     packages: Sequence[str],
+    package_data: Mapping[str, Sequence[str]],
     master: str = "yarn",
     conf: Mapping[str, str] | None = None,
     max_depth: int | None = None,
@@ -99,7 +119,8 @@ def spark_submit_arguments(
 ) -> list[str]:
     """Write the zip, the entry point and the scenario into ``submit_dir``; return the command line."""
     options, application = _submit_parts(
-        scenario_file, entry_point, packages, master, conf or {}, max_depth, max_states, submit_dir, run_root,
+        scenario_file, entry_point, packages, package_data, master, conf or {}, max_depth, max_states, submit_dir,
+        run_root,
         spark_submit,
     )
     return [*options, *application]
@@ -110,6 +131,7 @@ def spark_submit_command(
     scenario_file: Path,
     entry_point: Path,
     packages: Sequence[str],
+    package_data: Mapping[str, Sequence[str]],
     master: str = "yarn",
     conf: Mapping[str, str] | None = None,
     max_depth: int | None = None,
@@ -119,7 +141,8 @@ def spark_submit_command(
 ) -> str:
     """The command line of :func:`spark_submit_arguments` as shell text, with a note on what it needs."""
     options, application = _submit_parts(
-        scenario_file, entry_point, packages, master, conf or {}, max_depth, max_states, submit_dir, run_root,
+        scenario_file, entry_point, packages, package_data, master, conf or {}, max_depth, max_states, submit_dir,
+        run_root,
         "spark-submit",
     )
     return "\n".join(
@@ -137,6 +160,7 @@ def _submit_parts(
     scenario: Path,
     entry_point: Path,
     packages: Sequence[str],
+    package_data: Mapping[str, Sequence[str]],
     master: str,
     conf: Mapping[str, str],
     max_depth: int | None,
@@ -150,7 +174,7 @@ def _submit_parts(
     for key, value in sorted(conf.items()):
         options += ["--conf", f"{key}={value}"]
     scenario_file = _copy_scenario(scenario, submit_dir)
-    archive = package_zip(submit_dir / PACKAGE_ZIP, packages)
+    archive = package_zip(submit_dir / PACKAGE_ZIP, packages, package_data)
     entry = submit_dir / ENTRY_POINT
     entry.write_text(entry_point.read_text())
     options += ["--py-files", str(archive), "--files", str(scenario_file)]

@@ -12,6 +12,9 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sys
+import tomllib
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -19,6 +22,8 @@ from click.testing import CliRunner, Result
 
 from kmc.cli import main
 from kmc.common import Interrupted, Interrupts, RunLock, UsageProblem, new_run_dir
+from kmc.compose import PACKAGE_DATA
+from spark_explore.submit import package_zip
 
 SMALL = """\
 name = "{name}"
@@ -193,6 +198,28 @@ def test_print_spark_submit_writes_under_out(tmp_path: Path, monkeypatch: pytest
     [submit_dir] = (tmp_path / "o").iterdir()
     assert (submit_dir / "kmc-packages.zip").exists()
     assert str(submit_dir) in result.stdout
+
+
+def test_spark_submit_zip_ships_modules_and_package_data_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The --py-files zip holds a package's modules and declared data, not what runs left in its folders
+    (reports/runs under a checkout: Parquet levels, report files, replay scripts)."""
+    package = tmp_path / "src" / "pkg"
+    for name in ("__init__.py", "mod.py", "sub/__init__.py", "sub/deep.py", "templates/page.j2",
+                 "runs/r1/level-0.parquet", "runs/r1/replay_p.py", "runs/r1/scenario.toml", "notes.txt"):
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text(name)
+    monkeypatch.syspath_prepend(str(tmp_path / "src"))
+    sys.modules.pop("pkg", None)
+    archive = package_zip(tmp_path / "out" / "p.zip", ["pkg"], {"pkg": ("templates/*.j2",)})
+    assert sorted(zipfile.ZipFile(archive).namelist()) == [
+        "pkg/__init__.py", "pkg/mod.py", "pkg/sub/__init__.py", "pkg/sub/deep.py", "pkg/templates/page.j2"]
+
+
+def test_spark_submit_ships_the_package_data_pyproject_declares() -> None:
+    """The package data shipped to executors is pyproject.toml's [tool.setuptools.package-data]."""
+    root = Path(__file__).resolve().parent.parent
+    declared = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    assert {name: list(globs) for name, globs in PACKAGE_DATA.items()} == declared
 
 
 # -- sizes and bounds -------------------------------------------------------------------------------
