@@ -198,6 +198,17 @@ def test_cli_prints_kafka_headings_and_writes_proposal_and_rollback(tmp_path):
     assert "Replica movements: 6" in result.stderr
 
 
+def test_cli_states_each_brokers_balance_bounds_as_counts(tmp_path):
+    """The summary gives each group of brokers its replica and leader bounds as counts: one number when the bound
+    fixes it, "lo to hi" otherwise (brokers 0-2 of three partitions of RF 2 each hold 2 replicas and lead 1)."""
+    current = {("t", 0): (0, 1), ("t", 1): (1, 0), ("t", 2): (0, 1)}
+    result = run_plan(tmp_path, current, "--broker-list", "0,1,2")
+    assert result.exit_code == 0, result.stderr
+    assert "  brokers 0, 1, 2: 2 replicas, 1 leader each" in result.stderr.splitlines()
+    result = run_plan(tmp_path, current, "--broker-list", "0,1,2,3")
+    assert "  brokers 0, 1, 2, 3: 1 to 2 replicas, 0 to 1 leaders each" in result.stderr.splitlines()
+
+
 def test_cli_same_input_same_bytes(tmp_path):
     """Two runs on the same input print the same bytes (uneven racks, 3 topics)."""
     current = {**kafka_placement(range(7), 14, 3, {**RACKS, 6: "a"}, "a"),

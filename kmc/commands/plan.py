@@ -234,8 +234,15 @@ def _bounds_lines(result: Plan, cluster: Cluster) -> list[str]:
     groups: dict[tuple[tuple[int, int], tuple[int, int]], list[int]] = {}
     for b in cluster.brokers:
         groups.setdefault((result.replica_bounds[b], result.leader_bounds[b]), []).append(b)
-    return [f"  brokers {','.join(map(str, bs))}: replicas {r[0]}..{r[1]}, leaders {ld[0]}..{ld[1]}"
+    return [f"  {'broker' if len(bs) == 1 else 'brokers'} {', '.join(map(str, bs))}: "
+            f"{_count_range(*r, 'replica')}, {_count_range(*ld, 'leader')} each"
             for (r, ld), bs in sorted(groups.items(), key=lambda item: item[1][0])]
+
+
+def _count_range(lo: int, hi: int, noun: str) -> str:
+    """``12 replicas`` for a bound that fixes the count, ``11 to 12 replicas`` otherwise."""
+    plural = noun if lo == hi == 1 else f"{noun}s"
+    return f"{lo} {plural}" if lo == hi else f"{lo} to {hi} {plural}"
 
 
 def _status(violations: int) -> str:
