@@ -11,8 +11,9 @@ from explorer.bfs import run_bfs
 from explorer.results import Outcome
 from invariants.registry import all_specs
 from kmc.cli import main
+from kmc.commands.bugs import versions_with
 from kmc.compose import model_for, resolve_scenario, shipped_scenarios
-from model.scenario import BUGS, NOT_MODELLED_BUGS, ScenarioError, load_scenario, with_bug
+from model.scenario import BUGS, NOT_MODELLED_BUGS, RENAMED_BUGS, ScenarioError, load_scenario, with_bug
 from tests.test_scenarios_pinned import PINNED
 
 #: Switch-off searches over ~2 s on a quiet 2-core machine (1.6K to 6.9K states): the slow set.
@@ -36,6 +37,32 @@ def test_every_switch_names_a_property_and_a_shipped_scenario_that_has_it_on() -
         pinned = PINNED[bug.scenario]
         assert pinned.outcome is Outcome.VIOLATION, bug.name
         assert bug.breaks in pinned.discoveries, bug.name
+
+
+def test_every_kafka_switch_is_named_after_its_jira() -> None:
+    """A switch of a Kafka JIRA is named after it (KAFKA-9672 -> KAFKA_9672), so the name in a scenario's [bugs]
+    and the JIRA that `kmc bugs` prints are the same."""
+    for bug in BUGS.values():
+        if bug.jira.startswith("KAFKA-"):
+            assert bug.name == bug.jira.replace("-", "_"), bug.name
+
+
+@pytest.mark.parametrize("old", sorted(RENAMED_BUGS))
+def test_a_renamed_switch_is_refused_with_its_name(old: str) -> None:
+    """A scenario or `kmc bugs --only` naming a renamed switch is refused (not read as the renamed one), in one
+    sentence that gives the name to write."""
+    base = '[cluster]\nbrokers = [0, 1]\n[[topics]]\nname = "t"\nreplicas = [[0, 1]]\n'
+    with pytest.raises(ScenarioError, match=f"write {RENAMED_BUGS[old]} instead"):
+        load_scenario(base + f"[bugs]\n{old} = true\n")
+    result = kmc("bugs", "--only", old)
+    assert result.exit_code == 2
+    assert RENAMED_BUGS[old] in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_a_bug_never_fixed_upstream_is_listed_as_such() -> None:
+    """The versions of a bug no release fixed end in "(not fixed upstream)", not "(fixed in not fixed upstream)"."""
+    assert versions_with(BUGS["DELETION_DURING_REASSIGNMENT"]) == "1.1-2.3 (not fixed upstream)"
+    assert versions_with(BUGS["KAFKA_6082"]) == "1.1-2.0 (fixed in 2.1.0)"
 
 
 def test_at_least_eighteen_kafka_bugs_are_switches() -> None:

@@ -129,7 +129,7 @@ def test_missing_file_raises_scenario_error(tmp_path: Path) -> None:
 
 
 #: The bugs no release up to 2.3 fixed: on by default for every modelled version.
-UNFIXED_IN_2_3 = {"KAFKA_9212", "KAFKA_8286", "KAFKA_9866", "KAFKA_6638", "DELETION_DURING_REASSIGNMENT"}
+UNFIXED_IN_2_3 = {"KAFKA_9212", "KAFKA_8286", "KAFKA_9866", "KAFKA_9672", "DELETION_DURING_REASSIGNMENT"}
 
 
 def test_defaults_of_a_minimal_scenario() -> None:

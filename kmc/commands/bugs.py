@@ -20,7 +20,15 @@ from explorer.bfs import run_bfs
 from explorer.results import ExplorationResult, Outcome
 from kmc.common import fail
 from kmc.compose import model_for, resolve_scenario
-from model.scenario import BUGS, NOT_MODELLED_BUGS, SUPPORTED_VERSIONS, BugSwitch, with_bug
+from model.scenario import (
+    BUGS,
+    NEVER_FIXED,
+    NOT_MODELLED_BUGS,
+    SUPPORTED_VERSIONS,
+    BugSwitch,
+    renamed_switch_hint,
+    with_bug,
+)
 
 
 def versions_with(bug: BugSwitch) -> str:
@@ -28,7 +36,7 @@ def versions_with(bug: BugSwitch) -> str:
     if bug.fixed_in is None:
         return "none (planted)"
     had = [v for v in SUPPORTED_VERSIONS if bug.default_for(_version(v))]
-    fixed = f"fixed in {bug.fixed_release}"
+    fixed = "not fixed upstream" if bug.fixed_in == NEVER_FIXED else f"fixed in {bug.fixed_release}"
     if not had:
         return f"before {SUPPORTED_VERSIONS[0]} ({fixed})"
     span = had[0] if len(had) == 1 else f"{had[0]}-{had[-1]}"
@@ -58,7 +66,8 @@ def _describe(result: ExplorationResult) -> str:
 def bugs(verify: bool, only: tuple[str, ...]) -> None:
     for name in only:
         if name not in BUGS:
-            fail(f"--only {name!r} is not a bug switch; use one of {', '.join(sorted(BUGS))} (see `kmc bugs`).")
+            fail(renamed_switch_hint("--only", name)
+                 or f"--only {name!r} is not a bug switch; use one of {', '.join(sorted(BUGS))} (see `kmc bugs`).")
     chosen = [b for b in BUGS.values() if not only or b.name in only]
     reproduced_all = True
     for bug in chosen:

@@ -3,7 +3,7 @@
 switch on (:mod:`model.scenario.bugs`). Independent of the controller that runs it; callers import
 the names below from this package."""
 
-from model.scenario.bugs import BUGS, NOT_MODELLED_BUGS, BugSwitch
+from model.scenario.bugs import BUGS, NEVER_FIXED, NOT_MODELLED_BUGS, RENAMED_BUGS, BugSwitch, renamed_switch_hint
 from model.scenario.loader import (
     SUPPORTED_VERSIONS,
     Bounds,
@@ -18,7 +18,9 @@ from model.scenario.loader import (
 
 __all__ = [
     "BUGS",
+    "NEVER_FIXED",
     "NOT_MODELLED_BUGS",
+    "RENAMED_BUGS",
     "SUPPORTED_VERSIONS",
     "Bounds",
     "BugSwitch",
@@ -27,6 +29,7 @@ __all__ = [
     "Topic",
     "load_scenario",
     "load_scenario_file",
+    "renamed_switch_hint",
     "with_bug",
     "with_properties",
 ]

@@ -28,7 +28,7 @@ from typing import Any
 import attrs
 
 from model.admin import assignment as kafka_assignment
-from model.scenario.bugs import BUGS
+from model.scenario.bugs import BUGS, renamed_switch_hint
 
 SUPPORTED_VERSIONS: tuple[str, ...] = ("1.1", "2.0", "2.1", "2.2", "2.3")
 DEFAULT_VERSION = "2.3"
@@ -294,8 +294,9 @@ def load_scenario(text: str, default_name: str = "scenario") -> Scenario:
     bugs = {name for name, b in BUGS.items() if b.default_for(version)}
     for name, value in bugs_t.items():
         if name not in BUGS:
-            raise ScenarioError(f"[bugs] {shown(name)} is not a known bug switch; use one of "
-                                f"{', '.join(sorted(BUGS))}.")
+            raise ScenarioError(renamed_switch_hint("[bugs]", name)
+                                or f"[bugs] {shown(name)} is not a known bug switch; use one of "
+                                   f"{', '.join(sorted(BUGS))}.")
         if not isinstance(value, bool):
             raise ScenarioError(f"[bugs] {name} = {shown(repr(value))} must be true or false.")
         if value:

@@ -77,7 +77,7 @@ def broker_apply_request(step: Step, broker: int, *, storage_error: bool = False
     if stale:
         step.messages.append(f"broker {broker} rejects {request.describe()}: {stale}")
     elif request.kind is RequestKind.LeaderAndIsr:
-        step.brokers[broker] = _become_leader_or_follower(b, request, filter_isr=not step.scenario.bug("KAFKA_6638"))
+        step.brokers[broker] = _become_leader_or_follower(b, request, filter_isr=not step.scenario.bug("KAFKA_9672"))
         offline = tuple(s.partition for s in request.leader_states if s.partition in b.offline_logs)
         if offline and request.controller_epoch == step.epoch:
             # The response callback queues LeaderAndIsrResponseReceived (the model leaves out responses without
@@ -157,7 +157,7 @@ def _become_leader_or_follower(b: BrokerState, request: Request, filter_isr: boo
 
     A partition on a failed log directory is answered with KAFKA_STORAGE_ERROR and not changed. A leader keeps
     the request's ISR as it is (``Partition.makeLeader``), members the request no longer assigns included;
-    ``filter_isr`` (the switch KAFKA_6638 off: KAFKA-6638's patch, as Kafka 3.0's broker after KAFKA-9672)
+    ``filter_isr`` (the switch KAFKA_9672 off: KAFKA-6638's patch, as Kafka 3.0's broker after KAFKA-9672)
     keeps only the assigned ones.
 
     Deviation: for a partition not listing the broker, 2.3 also leaves behind an empty Partition
