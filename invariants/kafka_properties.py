@@ -660,6 +660,26 @@ def _failover_context(scenario: Scenario) -> Check:
     return check
 
 
+@register("elected_controller_completes_failover", ACTION_ALWAYS, "protocol",
+          "a newly elected controller completes onControllerFailover and stays the controller: no exception out of "
+          "it makes the controller resign (elect's triggerControllerMove)")
+def _elected_controller_completes_failover(scenario: Scenario) -> Check:
+    """Kafka 2.3's ``elect()`` catches any exception of ``onControllerFailover`` and resigns; the successor
+    rebuilds the same context from the same ZooKeeper, so an exception that ZooKeeper's content causes repeats
+    with every controller elected until that content changes."""
+
+    def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
+        if not nxt.log.controller_resignations:
+            return None
+        epoch, error = nxt.log.controller_resignations[0]
+        return {"controller_epoch": epoch, "error": error, "successor_epoch": nxt.controller.epoch,
+                "partitions_without_state_znode": [_tp((t, p)) for t, parts in nxt.zk.topics
+                                                   for p in range(len(parts))
+                                                   if nxt.zk.partition_state((t, p)) is None]}
+
+    return check
+
+
 @register("election_bumps_epoch_once", ACTION_ALWAYS, "protocol",
           "one election (one electLeaderForPartitions call) writes each partition's new leader once: one "
           "leader-epoch bump per partition")
@@ -694,6 +714,21 @@ def _auto_rebalance_feasible(scenario: Scenario) -> Check:
         lai = dict(prev.controller.leadership).get(tp)
         return {"partition": _tp(tp), "preferred_replica": dict(prev.controller.assignments)[tp][0],
                 "isr": None if lai is None else list(lai.isr), "failed": failed[0][1]}
+
+    return check
+
+
+@when_idle("preferred_election_znode_removed_when_idle",
+           "when the controller is idle, /admin/preferred_replica_election does not exist: the controller that "
+           "processed it deleted it (onPreferredReplicaElection's finally), so the tool accepts the next election")
+def _preferred_election_znode_removed(scenario: Scenario) -> Check:
+    def check(s: ClusterState) -> dict[str, Any] | None:
+        named = s.zk.preferred_replica_election
+        if not named:
+            return None
+        leadership = dict(s.controller.leadership)
+        return {"preferred_replica_election": [_tp(tp) for tp in named],
+                "without_leadership": [_tp(tp) for tp in named if tp not in leadership]}
 
     return check
 

@@ -190,6 +190,11 @@ VIOLATIONS: list[tuple[str, str, str, Builder, dict[str, Any]]] = [
      lambda s: (s, None, attrs.evolve(set_controller(s, partitions_being_reassigned=((("t", 0), (1, 2)),)),
                                       log=StepLog(controller_initialized=True))),
      {"partition": "t-0", "context_target": [1, 2], "znode_target": None}),
+    ("elected_controller_completes_failover", "resigns-in-onControllerFailover", SCENARIO,
+     lambda s: (s, None, attrs.evolve(set_zk(set_controller(s, epoch=3), controller_epoch=3), log=StepLog(
+         controller_resignations=((2, "NoSuchElementException: key not found: t-0"),)))),
+     {"controller_epoch": 2, "error": "NoSuchElementException: key not found: t-0", "successor_epoch": 3,
+      "partitions_without_state_znode": []}),
     ("election_bumps_epoch_once", "elected-twice-in-one-call", SCENARIO,
      lambda s: (s, None, attrs.evolve(set_lai(s, LAI(1, 2, (0, 1), 2, 1)), log=StepLog(
          elections=((("t", 0), 0, 1), (("t", 0), 1, 1)), repeated_elections=(("t", 0),)))),
@@ -257,6 +262,9 @@ QUIESCENCE: list[tuple[str, str, Builder, dict[str, Any]]] = [
     ("controller_knows_every_partition_when_idle", "partition-only-in-zookeeper",
      lambda s: (set_zk(s, topics=(("t", ((0, 1), (1, 2))),)),),
      {"topic": "t", "partitions_in_zookeeper": 2, "partitions_known": 1}),
+    ("preferred_election_znode_removed_when_idle", "znode-left-by-a-failed-election",
+     lambda s: (set_zk(s, preferred_replica_election=(("t", 0),)),),
+     {"preferred_replica_election": ["t-0"], "without_leadership": []}),
     ("reassignment_intent_survives", "reassignment-dropped",
      lambda s: (attrs.evolve(s, budget=attrs.evolve(s.budget, reassignments_submitted=(0,))),),
      {"partition": "t-0", "target_replicas": [1, 2], "assignment": [0, 1]}),

@@ -100,6 +100,8 @@ PINNED: dict[str, Pinned] = {
     "preferred-election": Pinned(Outcome.OK, distinct=1911, generated=4295, depth=16, queue=0,
         discoveries={"sometimes_leader_reelected": 2, "sometimes_isr_reexpanded": 6,
             "sometimes_preferred_leader_elected": 8}),
+    "preferred-election-without-leader": Pinned(Outcome.VIOLATION, distinct=427, generated=596, depth=5, queue=231,
+        discoveries={"sometimes_controller_failover_completes": 2, "elected_controller_completes_failover": 5}),
     "log-dir-failure": Pinned(Outcome.OK, distinct=2674, generated=5976, depth=16, queue=0,
         discoveries={"sometimes_leader_reelected": 2, "sometimes_log_dir_replica_offline": 4}),
     "kafka-3083": Pinned(Outcome.VIOLATION, distinct=50, generated=53, depth=3, queue=32,

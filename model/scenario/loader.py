@@ -125,6 +125,9 @@ class Bounds:
     auto_rebalance_checks: int = 0  # firings of the auto leader rebalance timer
     log_dir_failures: int = 0  # a broker's log directory holding one partition fails
     unclean_config_changes: int = 0  # an admin flips unclean.leader.election.enable (dynamic cluster default)
+    # controllers that resigned on an exception out of onControllerFailover (elect's triggerControllerMove) after
+    # which the search still expands states: each resignation elects a successor with the next controller epoch
+    controller_resignations: int = 0
 
 
 @attrs.frozen

@@ -73,6 +73,14 @@ class Action:
 CONTROLLER_EPOCH = 1
 
 
+def resignations(state: ClusterState, initial: ClusterState) -> int:
+    """How many controllers resigned on an exception out of ``onControllerFailover`` since ``initial``: the
+    controller epochs that neither a failover nor a move of the budget elected."""
+    budget = state.budget
+    return (state.zk.controller_epoch - initial.zk.controller_epoch
+            - budget.controller_failovers - budget.controller_moves)
+
+
 def _incarnations(topic: Topic, budget: Budget) -> int:
     """How many times the topic has been created so far in the run (an admin deletes each at most once)."""
     return int(topic.created_initially) + budget.topics_created.count(topic.name) + budget.topics_recreated.count(
@@ -247,7 +255,11 @@ class KafkaControllerModel:
         return self._properties
 
     def within_boundary(self, state: ClusterState) -> bool:
-        return True
+        """Whether the search expands the state: not after more than ``[bounds] controller_resignations``
+        controllers resigned on an exception out of ``onControllerFailover``
+        (:func:`~model.zk.controller.controller_failover.elect`). Each such resignation elects a successor, the
+        only controller epochs not counted by the failover and move budgets."""
+        return resignations(state, self._initial) <= self.scenario.bounds.controller_resignations
 
     def encode(self, state: ClusterState) -> bytes:
         return self.codec.encode(state)

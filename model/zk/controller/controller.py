@@ -62,7 +62,7 @@ def dispatch(step: Step, event: ControllerEvent) -> None:
     elif event.kind is EventKind.PartitionReassignmentIsrChange:
         partition_reassignment.process_partition_reassignment_isr_change(step, event.partitions[0])
     elif event.kind is EventKind.Reelect:
-        controller_failover.on_controller_failover(step)
+        controller_failover.elect(step)
     elif event.kind is EventKind.ControlledShutdown:
         controlled_shutdown.process_controlled_shutdown(step, event)
     elif event.kind is EventKind.PreferredReplicaLeaderElection:

@@ -54,7 +54,7 @@ from model.zk.controller import (
     topic_deletion_manager,
 )
 from model.zk.state.states import PartitionState, ReplicaState
-from model.zk.state.step import ControllerMovedException, Step
+from model.zk.state.step import ControllerError, ControllerMovedException, Step
 from model.zk.state.values import (
     SHUTDOWN_REQUESTED,
     SHUTDOWN_RETRY,
@@ -65,23 +65,32 @@ from model.zk.state.values import (
 
 FAILOVER = "ControllerFailover"
 MOVE = "ControllerMove"
+RESIGN = "triggerControllerMove"
 
 
 def controller_failover(step: Step, kind: str) -> None:
-    """The environment step: the active controller loses controllership and another is elected.
+    """The active controller loses controllership and another is elected.
 
-    ``FAILOVER``: its host dies or its ZooKeeper session expires; with KAFKA_3083 (before 1.1) the event
-    at the head of its queue is still processed by it, through a new session. ``MOVE``: ``/controller``
-    is deleted under it; it works through its whole queue before its ``ControllerChange`` event.
+    ``FAILOVER`` (an environment step): its host dies or its ZooKeeper session expires; with KAFKA_3083
+    (before 1.1) the event at the head of its queue is still processed by it, through a new session.
+    ``MOVE`` (an environment step): ``/controller`` is deleted under it; it works through its whole queue
+    before its ``ControllerChange`` event. ``RESIGN`` (within the controller's own step, see :func:`elect`):
+    it resigned and deleted ``/controller`` itself (``triggerControllerMove``: ``onControllerResignation``,
+    whose ``ControllerChannelManager.shutdown`` drops the requests it had not sent; the events left in its
+    queue are no-ops once it is not active).
     """
     if kind == MOVE:
         zombie_events = tuple(step.events)
         step.budget = attrs.evolve(step.budget, controller_moves=step.budget.controller_moves + 1)
-    else:
+    elif kind == FAILOVER:
         zombie_events = tuple(step.events[:1]) if step.scenario.bug("KAFKA_3083") else ()
         step.budget = attrs.evolve(step.budget, controller_failovers=step.budget.controller_failovers + 1)
+    else:
+        zombie_events = ()
     if zombie_events:
         step.other_controller = attrs.evolve(step.controller_state(), events=zombie_events)
+    elif kind == RESIGN:
+        step.remove_channels_of(step.epoch)
     else:
         # The old ControllerChannelManager is gone with what it had not sent.
         step.channels.clear()
@@ -112,8 +121,37 @@ def controller_failover(step: Step, kind: str) -> None:
     step.replicas_on_offline_dirs = set()
     step.events.clear()
     step.events.append(ControllerEvent(EventKind.Reelect))
-    step.messages.append(f"/controller {'deleted' if kind == MOVE else 'expired'}; a new controller is elected "
-                         f"with controller epoch {step.epoch}")
+    how = {MOVE: "deleted", FAILOVER: "expired", RESIGN: "deleted by the controller that resigned"}[kind]
+    step.messages.append(f"/controller {how}; a new controller is elected with controller epoch {step.epoch}")
+
+
+def elect(step: Step) -> None:
+    """``KafkaController.elect`` after ``registerControllerAndIncrementControllerEpoch`` (done by the step that
+    elected this controller): ``onControllerFailover``. An exception escaping it is caught there: "Error while
+    electing or becoming controller ... Trigger controller movement immediately", and ``triggerControllerMove``
+    resigns (``onControllerResignation``) and deletes ``/controller``; every broker's ``ControllerChange``
+    handler queues ``Reelect``, and the broker that wins elects itself and runs ``onControllerFailover``
+    against the same ZooKeeper. What the failing controller wrote before the exception stays written.
+
+    Deviation: the successor's election is part of this step (Kafka's brokers race for ``/controller`` a few
+    milliseconds later; the model's other steps interleave with the successor's ``Reelect`` instead). A search
+    expands the states after at most ``[bounds] controller_resignations`` such resignations
+    (:meth:`~model.zk.kafka_model.KafkaControllerModel.within_boundary`): each one adds a controller epoch.
+    """
+    try:
+        on_controller_failover(step)
+    except ControllerMovedException:
+        raise
+    except ControllerError as e:
+        step.messages.append(f"Error while electing or becoming controller (controller epoch {step.epoch}). "
+                             f"Trigger controller movement immediately: {e}")
+        if not step.is_active():
+            # triggerControllerMove: "Controller has already moved when trying to trigger controller movement"
+            step.resigned = True
+            return
+        step.controller_resignations.append((step.epoch, str(e)))
+        step.controller_initialized = False  # the context it built is gone with it
+        controller_failover(step, RESIGN)
 
 
 def zombie_process_event(step: Step) -> ControllerEvent:

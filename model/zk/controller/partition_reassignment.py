@@ -261,9 +261,7 @@ def update_leader_epoch_and_send_request(step: Step, tp: TopicPartition, recipie
 
 def move_reassigned_partition_leader_if_required(step: Step, tp: TopicPartition, target: tuple[int, ...]) -> None:
     """``moveReassignedPartitionLeaderIfRequired`` (steps 6 and 7)."""
-    cached = step.leadership.get(tp)
-    if cached is None:
-        raise ControllerError(f"NoSuchElementException: key not found: {tp[0]}-{tp[1]}")
+    cached = step.partition_leadership_info(tp)
     old_and_new = step.assignment[tp]
     step.assignment[tp] = target
     if cached.leader not in target or not step.is_replica_online(cached.leader, tp):

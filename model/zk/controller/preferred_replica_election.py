@@ -20,6 +20,14 @@
 
 The timer is an environment step bounded by ``[bounds] auto_rebalance_checks`` (it fires 5 s after a
 controller starts and every ``leader.imbalance.check.interval.seconds`` after).
+
+Exceptions, as in 2.3: both the admin's election and ``fetchPendingPreferredReplicaElections`` read each named
+partition's leader with ``controllerContext.partitionLeadershipInfo(partition)``, which throws
+``NoSuchElementException`` for a partition that never had a leader (created while none of its replicas was
+live: :meth:`~model.zk.state.step.Step.partition_leadership_info`). In the event it escapes to
+``KafkaController.process`` ("Error processing event") before ``onPreferredReplicaElection``, so the znode
+is not deleted and the tool refuses every later election ("currently in progress"); in
+``onControllerFailover`` it escapes to ``elect()``, whose catch resigns (``triggerControllerMove``).
 """
 
 from __future__ import annotations
@@ -34,11 +42,20 @@ from model.zk.state.values import ControllerEvent, EventKind, TopicPartition
 
 
 def process_preferred_replica_leader_election(step: Step) -> None:
-    """``processPreferredReplicaLeaderElection(None, ZkTriggered)``."""
+    """``processPreferredReplicaLeaderElection(None, ZkTriggered)``: the partitions that exist, whose topic is not
+    queued for deletion and whose preferred replica does not lead; reading a partition's leader throws
+    ``NoSuchElementException`` for one without leadership (see the module docstring), before any election.
+
+    Kafka 1.1 – 2.1 (``PreferredReplicaLeaderElection.process``, before KAFKA-5692 in 2.2) read no leader
+    first: ``onPreferredReplicaElection`` runs for every named partition, and the same exception comes from its
+    ``finally`` (``removePartitionsFromPreferredReplicaElection`` reads each leader before it deletes the
+    znode), after the elections. Deviation: those versions skip only the partitions of topics queued for
+    deletion; the model also skips, as 2.2+ do, partitions that do not exist and partitions their preferred
+    replica leads already (1.1 – 2.1 elect it again: one more leader epoch, the same leader)."""
     requested = sorted(step.zk_preferred_replica_election)
     if not requested:
         return
-    electable = []
+    live_partitions = []
     for tp in requested:
         name = f"{tp[0]}-{tp[1]}"
         if tp not in step.assignment:
@@ -47,18 +64,29 @@ def process_preferred_replica_leader_election(step: Step) -> None:
         elif step.is_topic_queued_up_for_deletion(tp[0]):
             step.messages.append(f"Skipping preferred replica election for partitions {name} since the respective "
                                  "topics are being deleted")
-        elif _leader(step, tp) != step.assignment[tp][0]:
-            electable.append(tp)
+        else:
+            live_partitions.append(tp)
+    if step.scenario.version >= (2, 2):
+        electable = [tp for tp in live_partitions
+                     if step.partition_leadership_info(tp).leader != step.assignment[tp][0]]
+    else:  # no leader read first: a partition without leadership is elected, and the finally's read throws
+        electable = [tp for tp in live_partitions
+                     if tp not in step.leadership or step.leadership[tp].leader != step.assignment[tp][0]]
     on_preferred_replica_election(step, electable, auto=False)
 
 
 def resume_pending(step: Step) -> None:
     """``fetchPendingPreferredReplicaElections`` and ``onPreferredReplicaElection`` in ``onControllerFailover``:
-    the partitions still named in the znode, unless their election completed, their topic was deleted or is
-    queued for deletion."""
-    pending = [tp for tp in sorted(step.zk_preferred_replica_election)
-               if tp in step.assignment and _leader(step, tp) != step.assignment[tp][0]
-               and not step.is_topic_queued_up_for_deletion(tp[0])]
+    the partitions still named in the znode, unless their election completed or their topic was deleted (both
+    decided first: a partition without leadership throws here, its topic queued for deletion or not), then
+    unless their topic is queued for deletion."""
+    pending = []
+    for tp in sorted(step.zk_preferred_replica_election):
+        replicas = step.assignment.get(tp, ())
+        topic_deleted = not replicas
+        successful = not topic_deleted and step.partition_leadership_info(tp).leader == replicas[0]
+        if not (successful or topic_deleted) and not step.is_topic_queued_up_for_deletion(tp[0]):
+            pending.append(tp)
     on_preferred_replica_election(step, pending, auto=False)
 
 
@@ -68,15 +96,16 @@ def on_preferred_replica_election(step: Step, partitions: Iterable[TopicPartitio
     parts = sorted(partitions)
     partition_state_machine.handle_state_changes(step, parts, PartitionState.OnlinePartition,
                                                  partition_state_machine.PREFERRED)
-    for tp in parts:
+    for tp in parts:  # removePartitionsFromPreferredReplicaElection: each had leadership when it was chosen
         preferred = step.assignment[tp][0]
-        if _leader(step, tp) == preferred:
+        leader = step.partition_leadership_info(tp).leader
+        if leader == preferred:
             step.preferred_elections_completed.append(tp)
             step.messages.append(f"Partition {tp[0]}-{tp[1]} completed preferred replica leader election. New "
                                  f"leader is {preferred}")
         else:
             step.messages.append(f"Partition {tp[0]}-{tp[1]} failed to complete preferred replica leader election "
-                                 f"to {preferred}. Leader is still {_leader(step, tp)}")
+                                 f"to {preferred}. Leader is still {leader}")
     if not auto and step.zk_preferred_replica_election:
         step.controller_writes_zk("the deletion of /admin/preferred_replica_election")
         step.zk_preferred_replica_election.clear()

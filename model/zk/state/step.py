@@ -138,6 +138,7 @@ class Step:
         self.controlled_shutdown_results: list[tuple[int, tuple[TopicPartition, ...], str]] = []
         self.preferred_elections_completed: list[TopicPartition] = []
         self.zk_write_fenced = False
+        self.controller_resignations: list[tuple[int, str]] = []
         # The explorer's choice for this step: a partition leader's ISR write (leader, partition, follower,
         # kind) that lands between the controller's read of that znode and its conditional write.
         self.isr_race: tuple[int, TopicPartition, int, str] | None = None
@@ -214,6 +215,7 @@ class Step:
             controlled_shutdown_results=tuple(self.controlled_shutdown_results),
             preferred_elections_completed=tuple(self.preferred_elections_completed),
             zk_write_fenced=self.zk_write_fenced,
+            controller_resignations=tuple(self.controller_resignations),
         )
         source = self.source
         channels = thawed("channels")
@@ -258,6 +260,16 @@ class Step:
         if not include_shutting_down and broker in self.shutting_down_brokers:
             return False
         return tp is None or (broker, tp) not in self.replicas_on_offline_dirs
+
+    def partition_leadership_info(self, tp: TopicPartition) -> LeaderAndIsr:
+        """``controllerContext.partitionLeadershipInfo(tp)``: Scala's ``Map.apply``, which throws
+        ``NoSuchElementException`` for a partition the controller has no leadership for (one created while
+        none of its replicas was live: ``PartitionStateMachine.initializeLeaderAndIsrForPartitions`` leaves it
+        NewPartition with no ``/partitions/<p>/state``)."""
+        lai = self.leadership.get(tp)
+        if lai is None:
+            raise ControllerError(f"NoSuchElementException: key not found: {tp[0]}-{tp[1]}")
+        return lai
 
     def live_or_shutting_down(self) -> set[int]:
         return set(self.live_brokers)
@@ -316,6 +328,16 @@ class Step:
             self.channels[broker] = queue
         else:
             self.channels.pop(broker, None)
+
+    def remove_channels_of(self, controller_epoch: int) -> None:
+        """``ControllerChannelManager.shutdown`` of a controller that resigns: the requests it had not sent (those
+        of its controller epoch still in the channels) are dropped."""
+        for b in list(self.channels):
+            queue = [r for r in self.channels[b] if r.controller_epoch != controller_epoch]
+            if queue:
+                self.channels[b] = queue
+            else:
+                del self.channels[b]
 
     # ---- ControllerBrokerRequestBatch ----
     def add_leader_and_isr_request(self, brokers: Iterable[int], tp: TopicPartition, lai: LeaderAndIsr,

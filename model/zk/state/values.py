@@ -337,6 +337,9 @@ class StepLog:
     #                                                                                          error or "")
     preferred_elections_completed: tuple[TopicPartition, ...] = ()  # the preferred replica became leader
     zk_write_fenced: bool = False  # a former controller's ZooKeeper write was refused (ControllerMovedException)
+    # (controller epoch, exception): a controller resigned on an exception out of onControllerFailover
+    # (elect's triggerControllerMove)
+    controller_resignations: tuple[tuple[int, str], ...] = ()
 
 
 @attrs.frozen
