@@ -48,6 +48,21 @@ def model_facts(model: Model[Any, Any]) -> dict[str, Any]:
     return facts
 
 
+def result_facts(model: Model[Any, Any], result: ExplorationResult) -> dict[str, Any]:
+    """What the Kafka scenario says about a result: the properties it gives nothing to check
+    (``not_applicable``) and the violations that are bugs it switches on (``known_bugs``)."""
+    scenario = getattr(model, "scenario", None)
+    if not isinstance(scenario, Scenario):
+        return {}
+    from invariants.applicability import not_applicable
+    from kmc.known_bugs import known_bugs
+
+    facts: dict[str, Any] = {"not_applicable": not_applicable(scenario, (name for name, _ in result.properties))}
+    if result.violations:
+        facts["known_bugs"] = known_bugs(scenario, (d.property for d in result.violations))
+    return facts
+
+
 def replay_all(model: Model[Any, Any], result: ExplorationResult) -> dict[str, Trace]:
     """Each discovery's trace, rebuilt by replay on ``model`` (property name -> trace)."""
     return {d.property: replay(model, d) for d in result.discoveries}
@@ -87,11 +102,7 @@ def finish_run(model: Model[Any, Any], result: ExplorationResult, run_dir: Path,
     from reports.text import render_text
 
     traces = replay_all(model, result)
-    scenario = getattr(model, "scenario", None)
-    if isinstance(scenario, Scenario) and result.violations:
-        from kmc.known_bugs import known_bugs
-
-        extra = {**extra, "known_bugs": known_bugs(scenario, (d.property for d in result.violations))}
+    extra = {**extra, **result_facts(model, result)}
     stopped_early = result.outcome is Outcome.INCONCLUSIVE or result.stopped_by is not None  # (--continue)
     if stopped_early and resume_command:
         extra = {**extra, "resume_command": resume_command}
@@ -100,7 +111,7 @@ def finish_run(model: Model[Any, Any], result: ExplorationResult, run_dir: Path,
         click.echo(json.dumps(document, indent=2))
     else:
         loaded, loaded_traces, facts = load_document(document)
-        text = render_text(loaded, loaded_traces, facts, difftrace=difftrace)
+        text = render_text(loaded, loaded_traces, facts, difftrace=difftrace, brief=True)
         click.echo(text, nl=not text.endswith("\n"))
         html = run_dir / "report.html"
         click.echo(f"Reports written to {run_dir} ({time.time() - started:.1f} s): {html} and "

@@ -194,7 +194,8 @@ def check_document(document: Mapping[str, Any]) -> None:
     for i, prop in enumerate(document.get("properties") or ()):
         _fields(prop, {"name": _TEXT, "kind": _TEXT}, f"properties[{i}]")
     for key, kind in (("scenario", (dict, str)), ("bounds", dict), ("details", dict), ("model_factory", dict),
-                      ("stopped_by", str), ("run_dir", str), ("known_bugs", dict)):
+                      ("stopped_by", str), ("run_dir", str), ("known_bugs", dict),
+                      ("not_applicable", dict)):
         value = document.get(key)
         if value is not None and not isinstance(value, kind):
             raise TypeError(f"{key} is {type(value).__name__}")

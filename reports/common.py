@@ -61,6 +61,8 @@ class RunFacts:
     model_factory: Mapping[str, Any] = attrs.field(factory=dict)
     #: Violated property -> the sentence naming the enabled bug switch that breaks it (``known_bugs``).
     known_bugs: Mapping[str, str] = attrs.field(factory=dict)
+    #: Property -> why the scenario gives it nothing to check (``not_applicable``: no racks, no reassignment).
+    not_applicable: Mapping[str, str] = attrs.field(factory=dict)
 
     @classmethod
     def from_document(cls, document: Mapping[str, Any]) -> RunFacts:
@@ -77,6 +79,7 @@ class RunFacts:
             run_dir=printable(str(document.get("run_dir") or "")),
             model_factory=document.get("model_factory") or {},
             known_bugs=_known_bug_sentences(document.get("known_bugs")),
+            not_applicable=_text_map(document.get("not_applicable")),
         )
 
     def property(self, name: str) -> PropertyFacts | None:
@@ -88,6 +91,36 @@ def _known_bug_sentences(known: Any) -> dict[str, str]:
         return {}
     return {str(name): str(note["sentence"]) for name, note in known.items()
             if isinstance(note, Mapping) and isinstance(note.get("sentence"), str)}
+
+
+def _text_map(value: Any) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        return {}
+    return {str(k): v for k, v in value.items() if isinstance(v, str)}
+
+
+def sometimes_summary(result: ExplorationResult, facts: RunFacts) -> str:
+    """The sometimes properties in one sentence: "5 witnessed, 9 not applicable: the scenario enables no
+    reassignment, …; 1 never satisfied (the scenario may be vacuous for it): sometimes_x"."""
+    names = [name for name, kind in result.properties if not kind.is_violation]
+    if not names:
+        return ""
+    witnessed = {d.property for d in result.discoveries if not d.is_violation}
+    inapplicable = [n for n in names if n not in witnessed and n in facts.not_applicable]
+    missing = [n for n in names if n not in witnessed and n not in facts.not_applicable]
+    parts = [f"{len([n for n in names if n in witnessed])} witnessed"]
+    if inapplicable:
+        reasons = list(dict.fromkeys(facts.not_applicable[n] for n in inapplicable))
+        parts.append(f"{len(inapplicable)} not applicable: the scenario enables {', '.join(reasons)}")
+    if missing:
+        if not result.exhaustive:
+            what = "not satisfied in the states the walks visited"
+        elif result.outcome.value == "ok" or result.never_found:
+            what = "never satisfied (the scenario may be vacuous for them)"
+        else:
+            what = "without an example so far (the search stopped first)"
+        parts.append(f"{len(missing)} {what}: {', '.join(missing)}")
+    return f"Sometimes properties: {'; '.join(parts)}."
 
 
 def code_spans(sentence: str) -> list[tuple[str, bool]]:

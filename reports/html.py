@@ -33,6 +33,7 @@ from reports.common import (
     format_value,
     ordered_discoveries,
     sequence,
+    sometimes_summary,
     step_table,
     step_title,
     view_tables,
@@ -72,6 +73,7 @@ def render_html(result: ExplorationResult, traces: Mapping[str, Trace], facts: R
         "facts": facts,
         "kind_words": KIND_WORDS,
         "properties": _properties(result, facts),
+        "sometimes_summary": sometimes_summary(result, facts),
         "counterexamples": [_counterexample(d, traces.get(d.property), facts) for d in result.violations],
         "examples": [_counterexample(d, traces.get(d.property), facts) for d in discoveries if not d.is_violation],
         "chart": level_chart(result.stats.levels),
@@ -93,6 +95,8 @@ def _properties(result: ExplorationResult, facts: RunFacts) -> list[dict[str, st
             verdict, css = f"violated ({d.trace_length} steps)", "bad"
         elif d is not None:
             verdict, css = f"example found ({d.trace_length} steps)", "good"
+        elif name in facts.not_applicable:
+            verdict, css = f"not applicable: the scenario enables {facts.not_applicable[name]}", "na"
         elif name in result.never_found:
             verdict, css = ("never satisfied: the scenario may be vacuous for it" if result.exhaustive
                             else "no example in the states visited"), "warn"

@@ -29,6 +29,7 @@ from reports.common import (
     evidence_items,
     ordered_discoveries,
     sequence,
+    sometimes_summary,
     step_table,
 )
 
@@ -101,6 +102,8 @@ def _render(result: ExplorationResult, traces: Mapping[str, Trace], facts: RunFa
     if notes:
         out += ["", f"> {notes}"]
     out += ["", *_properties(result, facts)]
+    if summary := sometimes_summary(result, facts):
+        out += ["", md_text(summary)]
     for discovery in result.violations:
         out += ["", *_counterexample(discovery, traces.get(discovery.property), facts, detail)]
     examples = [d for d in ordered_discoveries(result) if not d.is_violation]
@@ -182,6 +185,8 @@ def _properties(result: ExplorationResult, facts: RunFacts) -> list[str]:
             verdict = f"**violated** ({_steps(d.trace_length)})"
         elif d is not None:
             verdict = f"example found ({_steps(d.trace_length)})"
+        elif name in facts.not_applicable:
+            verdict = f"not applicable: the scenario enables {md_text(facts.not_applicable[name])}"
         elif name in result.never_found:
             verdict = "**never satisfied** (vacuous?)" if result.exhaustive else "no example in the states visited"
         elif kind.endswith("always"):

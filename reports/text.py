@@ -12,6 +12,7 @@ prints whole states; ``-difftrace`` only what changed). Nothing is recomputed he
 from __future__ import annotations
 
 import textwrap
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,7 +20,15 @@ from explorer.contract import PropertyKind
 from explorer.progress import final_statistics_lines
 from explorer.replay import Trace
 from explorer.results import Discovery, ExplorationResult, Outcome
-from reports.common import KIND_WORDS, RunFacts, format_value, ordered_discoveries, step_title, view_tables
+from reports.common import (
+    KIND_WORDS,
+    RunFacts,
+    format_value,
+    ordered_discoveries,
+    sometimes_summary,
+    step_title,
+    view_tables,
+)
 
 _HEADLINES = {
     PropertyKind.ALWAYS: "Error: Invariant {name} is violated.",
@@ -30,40 +39,35 @@ _HEADLINES = {
 
 
 def render_text(result: ExplorationResult, traces: Mapping[str, Trace], facts: RunFacts | None = None, *,
-                difftrace: bool = False) -> str:
+                difftrace: bool = False, brief: bool = False) -> str:
     """The report of ``result``; ``traces`` maps a property name to the replayed trace of its
-    discovery; ``facts`` names the scenario and the properties checked."""
+    discovery; ``facts`` names the scenario and the properties checked. ``brief`` (the terminal):
+    the verdict, the violations and the statistics, the sometimes properties in one line; the
+    examples, coverage and level tables stay in the report files."""
     facts = facts or RunFacts()
     lines = [f"Outcome: {result.outcome.value} (exit code {result.exit_code}), engine {result.engine}."]
-    lines += _facts_lines(facts)
+    lines += _facts_lines(facts, brief=brief)
     lines += _bounds_lines(result)
     lines += ["", *_outcome_lines(result, facts)]
-    for discovery in ordered_discoveries(result):
+    shown = result.violations if brief else ordered_discoveries(result)
+    for discovery in shown:
         lines += ["", *_discovery_lines(discovery, traces.get(discovery.property), difftrace,
                                         facts.known_bugs.get(discovery.property))]
-    if result.never_found:
-        lines.append("")
-        lines += [
-            f"Warning: sometimes property {name} was never satisfied: the scenario may be vacuous for it."
-            if result.exhaustive else
-            f"Note: sometimes property {name} was not satisfied in the states the walks visited."
-            for name in result.never_found
-        ]
-    elif result.outcome is Outcome.INCONCLUSIVE and result.examples_missing:
-        lines.append("")
-        lines += [
-            f"Note: sometimes property {name} has no example so far (the search is incomplete)."
-            for name in result.examples_missing
-        ]
+    summary = sometimes_summary(result, facts)
+    if summary:
+        lines += ["", *textwrap.wrap(summary, _PROPERTIES_LINE, subsequent_indent="  ", break_on_hyphens=False)]
+    if not brief:
+        lines += _sometimes_notes(result, facts)
     if not result.stats.collision_negligible:
         lines += ["", f"Warning: the fingerprint collision estimate {result.stats.collision_probability:.1E} is not "
                       f"negligible with {result.stats.fingerprint_bits}-bit fingerprints: a state may have been "
                       "skipped; run again with --fingerprint-bits 128."]
     complete = result.outcome is not Outcome.INCONCLUSIVE
     lines += ["", *final_statistics_lines(result.stats, complete=complete, exhaustive=result.exhaustive)]
-    lines += ["", *_coverage_lines(result)]
-    if result.stats.levels:
-        lines += ["", *_level_lines(result)]
+    if not brief:
+        lines += ["", *_coverage_lines(result)]
+        if result.stats.levels:
+            lines += ["", *_level_lines(result)]
     if not complete:  # the last line of an early stop says so
         lines += ["", f"Stopped before the search was complete: {result.reason}; "
                       f"{result.stats.queue:,} states left on queue."]
@@ -72,18 +76,52 @@ def render_text(result: ExplorationResult, traces: Mapping[str, Trace], facts: R
     return "\n".join(lines) + "\n"
 
 
-def _facts_lines(facts: RunFacts) -> list[str]:
+def _sometimes_notes(result: ExplorationResult, facts: RunFacts) -> list[str]:
+    """Per sometimes property without an example: not applicable (why), vacuous, or not yet found."""
+    if result.never_found:
+        notes = [
+            f"Note: sometimes property {name} is not applicable: the scenario enables {facts.not_applicable[name]}."
+            if name in facts.not_applicable else
+            f"Warning: sometimes property {name} was never satisfied: the scenario may be vacuous for it."
+            if result.exhaustive else
+            f"Note: sometimes property {name} was not satisfied in the states the walks visited."
+            for name in result.never_found
+        ]
+    elif result.outcome is Outcome.INCONCLUSIVE and result.examples_missing:
+        notes = [
+            f"Note: sometimes property {name} has no example so far (the search is incomplete)."
+            for name in result.examples_missing
+        ]
+    else:
+        return []
+    return ["", *notes]
+
+
+#: The longest "Properties checked" line the terminal prints; a longer list is counted by kind there.
+_PROPERTIES_LINE = 100
+
+
+def _facts_lines(facts: RunFacts, *, brief: bool = False) -> list[str]:
     lines = []
     if facts.scenario_name:
         version = f" (Kafka {facts.kafka_version})" if facts.kafka_version else ""
         bugs = f", bug switches: {', '.join(facts.bugs)}" if facts.bugs else ""
-        lines.append(f"Scenario: {facts.scenario_name}{version}{bugs}.")
+        lines += textwrap.wrap(f"Scenario: {facts.scenario_name}{version}{bugs}.", _PROPERTIES_LINE,
+                               subsequent_indent="  ", break_on_hyphens=False)
         if facts.scenario_description:
             lines += textwrap.wrap(" ".join(facts.scenario_description.split()), 100, initial_indent="  ",
                                    subsequent_indent="  ")
     if facts.properties:
-        lines.append("Properties checked: " + ", ".join(f"{p.name} ({KIND_WORDS.get(p.kind, p.kind)})"
-                                                        for p in facts.properties) + ".")
+        listed = "Properties checked: " + ", ".join(f"{p.name} ({KIND_WORDS.get(p.kind, p.kind)})"
+                                                    for p in facts.properties) + "."
+        if len(listed) <= _PROPERTIES_LINE:
+            lines.append(listed)
+        elif brief:
+            kinds = Counter(KIND_WORDS.get(p.kind, p.kind) for p in facts.properties)
+            lines.append(f"Properties checked: {len(facts.properties)} ("
+                         + ", ".join(f"{n} {kind}" for kind, n in kinds.items()) + "); report.txt lists them.")
+        else:
+            lines += textwrap.wrap(listed, _PROPERTIES_LINE, subsequent_indent="  ", break_on_hyphens=False)
     return lines
 
 
@@ -100,10 +138,9 @@ def _outcome_lines(result: ExplorationResult, facts: RunFacts) -> list[str]:
     if result.outcome is Outcome.OK:
         return ["Model checking completed. No error has been found."]
     if result.outcome is Outcome.VIOLATION:
-        names = ", ".join(d.property for d in result.violations)
-        lines = [f"Model checking found a violation of {names}."]
-        return lines + [f"  {d.property}: {facts.known_bugs[d.property]}" for d in result.violations
-                        if d.property in facts.known_bugs]
+        names = ", ".join(d.property + (" (a known bug, see below)" if d.property in facts.known_bugs else "")
+                          for d in result.violations)
+        return [f"Model checking found a violation of {names}."]
     if result.outcome is Outcome.INCONCLUSIVE:
         return [f"Model checking stopped before the search was complete: {result.reason}."]
     return [f"Bad input: {result.reason}"]
@@ -130,7 +167,8 @@ def sample_sentence(result: ExplorationResult) -> str:
 def _bounds_lines(result: ExplorationResult) -> list[str]:
     """The bounds of the search, so that a verdict says what it covers."""
     given = [f"{key}={_value(value)}" for key, value in result.bounds.items() if value is not None]
-    return ["Bounds: " + ", ".join(given) + "."] if given else []
+    return textwrap.wrap("Bounds: " + ", ".join(given) + ".", _PROPERTIES_LINE, subsequent_indent="  ",
+                         break_on_hyphens=False) if given else []
 
 
 def _discovery_lines(discovery: Discovery, trace: Trace | None, difftrace: bool,
@@ -138,7 +176,7 @@ def _discovery_lines(discovery: Discovery, trace: Trace | None, difftrace: bool,
     steps = "step" if discovery.trace_length == 1 else "steps"
     lines = [
         _HEADLINES[discovery.kind].format(name=discovery.property),
-        *([known_bug] if known_bug and discovery.is_violation else []),
+        *(_known_bug_lines(known_bug) if known_bug and discovery.is_violation else []),
         f"Kind: {discovery.kind.value}; trace of {discovery.trace_length} {steps}.",
         "Evidence:",
         *(f"  {key}: {_value(value)}" for key, value in discovery.evidence.items()),
@@ -158,6 +196,12 @@ def _discovery_lines(discovery: Discovery, trace: Trace | None, difftrace: bool,
         if not difftrace:
             lines += _state_lines(step.view)
     return lines
+
+
+def _known_bug_lines(sentence: str) -> list[str]:
+    """The known-bug note on two lines (what it is; how to look past it), never cut inside a `[bugs]` line."""
+    what, sep, look_past = sentence.partition(" To look past it: ")
+    return [what, f"  To look past it: {look_past}"] if sep else [sentence]
 
 
 def _state_lines(view: Mapping[str, Any], *, summary_only: bool = True) -> list[str]:

@@ -10,7 +10,7 @@ import attrs
 from explorer.bfs import run_bfs
 from explorer.results import ExplorationResult
 from kmc import compose
-from kmc.outputs import model_facts, replay_all, scenario_facts
+from kmc.outputs import model_facts, replay_all, result_facts, scenario_facts
 from model.scenario import Scenario, load_scenario
 from reports.json_report import render_json
 
@@ -26,7 +26,8 @@ def run_document(scenario: Scenario, run_dir: str = "reports/runs/example") -> d
     model = compose.model_for(scenario)
     result = without_times(run_bfs(model))
     traces = replay_all(model, result)
-    extra = {**model_facts(model), "scenario": scenario_facts(scenario), "run_dir": run_dir}
+    extra = {**model_facts(model), **result_facts(model, result), "scenario": scenario_facts(scenario),
+             "run_dir": run_dir}
     return render_json(result, traces, extra)
 
 

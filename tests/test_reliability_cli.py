@@ -318,7 +318,7 @@ def test_reports_list_the_properties_checked_and_the_bounds(tmp_path: Path) -> N
     assert isinstance(bounds, dict)
     assert (bounds["max_depth"], bounds["scenario.broker_failures"], bounds["fingerprint_bits"]) == (50, 1, 64)
     report = (run_dir / "report.txt").read_text(encoding="utf-8")
-    assert f"Properties checked: {checked[0]} (action always), {checked[1]} (always)." in report
+    assert f"Properties checked: {checked[0]} (action always), {checked[1]} (always)." in " ".join(report.split())
     assert "max_depth=50" in report and "scenario.broker_failures=1" in report
 
 
