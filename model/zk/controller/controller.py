@@ -291,11 +291,14 @@ def process_log_dir_event_notification(step: Step) -> None:
 
 
 def process_leader_and_isr_response_received(step: Step, event: ControllerEvent) -> None:
-    """``LeaderAndIsrResponseReceived.process`` (2.3): the partitions answered with KAFKA_STORAGE_ERROR join
-    ``replicasOnOfflineDirs``; those new there go through ``onReplicasBecomeOffline``."""
+    """``processLeaderAndIsrResponseReceived`` (2.3): the broker's ``replicasOnOfflineDirs`` becomes
+    ``previous -- onlineReplicas ++ offlineReplicas`` (answered NONE, answered KAFKA_STORAGE_ERROR); the replicas
+    new there go through ``onReplicasBecomeOffline``."""
     previous = {tp for b, tp in step.replicas_on_offline_dirs if b == event.broker}
+    current = (previous - set(event.online_partitions)) | set(event.partitions)
     new = [tp for tp in event.partitions if tp not in previous]
-    step.replicas_on_offline_dirs |= {(event.broker, tp) for tp in event.partitions}
+    step.replicas_on_offline_dirs = ({(b, tp) for b, tp in step.replicas_on_offline_dirs if b != event.broker}
+                                     | {(event.broker, tp) for tp in current})
     if new:
         step.messages.append(f"Mark replicas {', '.join(f'{t}-{p}' for t, p in new)} on broker {event.broker} "
                              "as offline")

@@ -78,11 +78,8 @@ def broker_apply_request(step: Step, broker: int, *, storage_error: bool = False
         step.messages.append(f"broker {broker} rejects {request.describe()}: {stale}")
     elif request.kind is RequestKind.LeaderAndIsr:
         step.brokers[broker] = _become_leader_or_follower(b, request, filter_isr=not step.scenario.bug("KAFKA_9672"))
-        offline = tuple(s.partition for s in request.leader_states if s.partition in b.offline_logs)
-        if offline and request.controller_epoch == step.epoch:
-            # The response callback queues LeaderAndIsrResponseReceived (the model leaves out responses without
-            # a KAFKA_STORAGE_ERROR, whose processing changes nothing while no log directory comes back).
-            step.events.append(ControllerEvent(EventKind.LeaderAndIsrResponseReceived, broker, offline))
+        if request.controller_epoch == step.epoch:
+            _leader_and_isr_response(step, b, request)
     elif request.kind is RequestKind.UpdateMetadata:
         step.brokers[broker] = _update_metadata(b, request)
     else:
@@ -97,6 +94,37 @@ def broker_apply_request(step: Step, broker: int, *, storage_error: bool = False
         if succeeded:
             _deletion_callback(step, broker, attrs.evolve(request, partitions=succeeded), False)
     return request
+
+
+def _leader_and_isr_response(step: Step, b: BrokerState, request: Request) -> None:
+    """The LeaderAndIsr response callback (``ControllerChannelManager.sendRequestsToBrokers`` 2.3): every response
+    queues LeaderAndIsrResponseReceived, whose processing (``processLeaderAndIsrResponseReceived``) sets the
+    broker's ``replicasOnOfflineDirs`` to ``previous -- onlineReplicas ++ offlineReplicas``, where the broker
+    answered KAFKA_STORAGE_ERROR for the partitions on a failed directory and NONE for those it applied.
+
+    The model queues the event only when its processing can change something: a partition in
+    KAFKA_STORAGE_ERROR, or a partition answered NONE that the controller holds in ``replicasOnOfflineDirs``
+    for the broker, or will once the events ahead of this one are processed (only another
+    LeaderAndIsrResponseReceived of the broker adds to the set); the event keeps only those NONE partitions.
+    A response to a controller that is no longer active changes nothing (``if (!isActive) return``), nor
+    does one with a request-level error (a stale request is answered so and sent no further here)."""
+    hosted = {h.partition: h for h in b.partitions}
+    offline, online = [], []
+    for s in request.leader_states:
+        if b.id not in s.replicas:
+            continue  # UNKNOWN_TOPIC_OR_PARTITION
+        if s.partition in b.offline_logs:
+            offline.append(s.partition)
+        elif (current := hosted.get(s.partition)) is None or s.leader_epoch > current.leader_epoch:
+            online.append(s.partition)  # applied: NONE (a leader epoch not newer: STALE_CONTROLLER_EPOCH)
+    may_be_offline = {tp for broker, tp in step.replicas_on_offline_dirs if broker == b.id}
+    for event in step.events:
+        if event.kind is EventKind.LeaderAndIsrResponseReceived and event.broker == b.id:
+            may_be_offline.update(event.partitions)
+    online = [tp for tp in online if tp in may_be_offline]
+    if offline or online:
+        step.events.append(ControllerEvent(EventKind.LeaderAndIsrResponseReceived, b.id, tuple(offline),
+                                           online_partitions=tuple(online)))
 
 
 def _deletion_callback(step: Step, broker: int, request: Request, storage_error: bool) -> None:

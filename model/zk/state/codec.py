@@ -316,6 +316,7 @@ class Codec:
             w(ev.error)
             w(ti[ev.topic])
             w(ev.request_epoch)
+            self._tps(out, ev.online_partitions)
         self._replica_lists(out, c.partitions_being_reassigned)
         w(len(c.shutting_down_brokers))
         out.extend(c.shutting_down_brokers)
@@ -490,7 +491,7 @@ class _Reader:
         rstates = tuple(((topics[nxt()], nxt(), nxt()), ReplicaState(nxt())) for _ in range(nxt()))
         to_be_deleted, ineligible, started = self.names(), self.names(), self.names()
         events = tuple(ControllerEvent(EventKind(nxt()), nxt(), self.tps(), bool(nxt()), topic=topics[nxt()],
-                                       request_epoch=nxt())
+                                       request_epoch=nxt(), online_partitions=self.tps())
                        for _ in range(nxt()))
         reassigning = self.replica_lists()
         shutting_down = ints(nxt())

@@ -94,6 +94,9 @@ class ControllerEvent:
     broker_epoch: int = attrs.field(default=-1, eq=False)
     topic: str = ""  # PartitionModifications
     request_epoch: int = -1  # ControlledShutdown: the broker epoch the request carries (KIP-380, 2.2+)
+    # LeaderAndIsrResponseReceived: the partitions answered NONE that the controller may hold in replicasOnOfflineDirs
+    # when it processes the event (the others change nothing)
+    online_partitions: tuple[TopicPartition, ...] = ()
 
     def describe(self) -> str:
         if self.kind is EventKind.TopicDeletionStopReplicaResponseReceived:
@@ -108,7 +111,9 @@ class ControllerEvent:
             return f"ControlledShutdown(id={self.broker}, brokerEpoch={self.request_epoch})"
         if self.kind is EventKind.LeaderAndIsrResponseReceived:
             parts = ", ".join(partition_name(tp) for tp in self.partitions)
-            return f"LeaderAndIsrResponseReceived(broker={self.broker}, KAFKA_STORAGE_ERROR: [{parts}])"
+            online = ", ".join(partition_name(tp) for tp in self.online_partitions)
+            return (f"LeaderAndIsrResponseReceived(broker={self.broker}, KAFKA_STORAGE_ERROR: [{parts}]"
+                    + (f", NONE: [{online}])" if online else ")"))
         return self.kind.name
 
 
