@@ -107,6 +107,18 @@ KAFKA_REFUSALS = [
         id="rf > brokers",
     ),
     pytest.param(
+        ["--broker-list", "0,1,2", "--partitions", "1", "--replication-factor", "40000", "--start-index", "0"],
+        "org.apache.kafka.common.errors.InvalidReplicationFactorException: "
+        "Replication factor: 40000 larger than available brokers: 3.",
+        id="rf beyond a Short: Kafka's check comes first",
+    ),
+    pytest.param(
+        ["--broker-list", "0,1,2", "--partitions", "400000", "--replication-factor", "4", "--start-index", "0"],
+        "org.apache.kafka.common.errors.InvalidReplicationFactorException: "
+        "Replication factor: 4 larger than available brokers: 3.",
+        id="rf > brokers before kmc's size bound",
+    ),
+    pytest.param(
         ["--broker-list", "0,1,2", "--partitions", "0", "--replication-factor", "1", "--start-index", "0"],
         "org.apache.kafka.common.errors.InvalidPartitionsException: "
         "Number of partitions must be larger than 0.",

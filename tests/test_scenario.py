@@ -35,6 +35,9 @@ BAD_SCENARIOS = [
     ("non-bool-bug", GOOD + "[bugs]\nKAFKA_6650 = 'yes'\n", ["KAFKA_6650", "'yes'", "true or false"]),
     ("rf-above-brokers", BROKERS + '[[topics]]\nname = "t"\npartitions = 1\nreplication_factor = 4\n',
      ["'t'", "InvalidReplicationFactorException", "Replication factor: 4 larger than available brokers: 3."]),
+    ("rf-above-brokers-before-size-bound", BROKERS + '[[topics]]\nname = "t"\npartitions = 20\n'
+     'replication_factor = 5\n',
+     ["'t'", "InvalidReplicationFactorException", "Replication factor: 5 larger than available brokers: 3."]),
     ("zero-partitions", BROKERS + '[[topics]]\nname = "t"\npartitions = 0\nreplication_factor = 1\n',
      ["'t'", "InvalidPartitionsException", "Number of partitions must be larger than 0."]),
     ("partial-racks", '[cluster]\nbrokers = [{ id = 0, rack = "r1" }, { id = 1 }]\n'

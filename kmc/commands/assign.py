@@ -10,7 +10,9 @@ Bad input exits with status 2 and one line on stderr: Kafka's exception class an
 Kafka itself would refuse the arguments, otherwise the offending value and how to fix it. Numbers
 Kafka holds in an ``Int`` (broker ids, partitions, indexes) or a ``Short`` (the replication factor)
 are refused beyond those types, and so are sizes whose output could not be printed in reasonable
-time (:data:`MAX_REPLICAS`, :data:`MAX_SUMMARY_REPLICAS`), before anything is computed.
+time (:data:`MAX_REPLICAS`, :data:`MAX_SUMMARY_REPLICAS`), before anything is computed but after
+Kafka's own argument checks (``AdminUtils``: partitions, then replication factor, then "larger than
+available brokers"), which Kafka makes first.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from model.admin.assignment import (
     KafkaAdminError,
     LoadRange,
     assign_replicas_to_brokers,
+    check_assignment_arguments,
     draw_summary,
 )
 from model.admin.reassignment_json import render_reassignment_json as render_placement_json
@@ -110,6 +113,10 @@ def assign(
         rack_of = parse_racks(racks, broker_ids) if racks is not None else {}
     except UsageProblem as e:
         raise AssignInputError(str(e)) from None
+    try:
+        check_assignment_arguments(partitions, replication_factor, len(broker_ids))
+    except KafkaAdminError as e:
+        raise AssignInputError(e.describe()) from None
     check_sizes(len(broker_ids), partitions, replication_factor, start_index, replica_shift, start_partition_id)
     try:
         validate_topic_name(topic)
@@ -163,7 +170,8 @@ def check_sizes(
     start_partition_id: int,
 ) -> None:
     """Refuse numbers beyond Kafka's types and outputs too large to print in reasonable time, before
-    anything is computed (Kafka's own checks, with its messages, come after)."""
+    anything is computed and after Kafka's own argument checks (:func:`check_assignment_arguments`, with its
+    messages), which Kafka makes first."""
     for option, value, limit, kind in (
         ("--partitions", partitions, INT_MAX, "an Int"),
         ("--replication-factor", replication_factor, SHORT_MAX, "a Short"),

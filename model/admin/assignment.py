@@ -112,6 +112,23 @@ def get_rack_alternated_broker_list(broker_rack: Mapping[int, str]) -> tuple[int
     return tuple(result)
 
 
+def check_assignment_arguments(n_partitions: int, replication_factor: int, n_brokers: int) -> None:
+    """The first checks of ``AdminUtils.assignReplicasToBrokers`` (``admin/AdminUtils.scala`` 2.0 – 2.8), in
+    Kafka's order and with its messages: a partition count, then a replication factor, that is not positive,
+    then a replication factor above the available brokers. Kafka makes them before anything else looks at
+    the numbers, so callers that bound sizes of their own (``kmc assign``, scenario loading) make them
+    first too: a replication factor of 40,000 over three brokers is Kafka's "larger than available
+    brokers: 3", not a bound of kmc's."""
+    if n_partitions <= 0:
+        raise InvalidPartitionsException("Number of partitions must be larger than 0.")
+    if replication_factor <= 0:
+        raise InvalidReplicationFactorException("Replication factor must be larger than 0.")
+    if replication_factor > n_brokers:
+        raise InvalidReplicationFactorException(
+            f"Replication factor: {replication_factor} larger than available brokers: {n_brokers}."
+        )
+
+
 def assign_replicas_to_brokers(
     brokers: Sequence[BrokerMetadata],
     n_partitions: int,
@@ -142,14 +159,7 @@ def assign_replicas_to_brokers(
     _check_unique_ids(brokers)
     if replica_shift is not None and replica_shift < 0:
         raise ValueError(f"replica_shift must be >= 0 (it is the initial shift itself), got {replica_shift}.")
-    if n_partitions <= 0:
-        raise InvalidPartitionsException("Number of partitions must be larger than 0.")
-    if replication_factor <= 0:
-        raise InvalidReplicationFactorException("Replication factor must be larger than 0.")
-    if replication_factor > len(brokers):
-        raise InvalidReplicationFactorException(
-            f"Replication factor: {replication_factor} larger than available brokers: {len(brokers)}."
-        )
+    check_assignment_arguments(n_partitions, replication_factor, len(brokers))
     if all(b.rack is None for b in brokers):
         broker_array = tuple(b.id for b in brokers)
         start_index, shift = _start_index_and_shift(len(broker_array), fixed_start_index, replica_shift, rng)

@@ -558,8 +558,13 @@ def _topic_assignment(raw: Any, index: int, brokers: Sequence[Broker]) -> Topic:
         if value is not None and value > BROKER_ID_MAX:
             raise ScenarioError(f"{where}: {key} = {value} is beyond Kafka's (an Int, at most {BROKER_ID_MAX}); "
                                 "use a smaller number.")
-    # Sizes first: Kafka's assignment costs time and memory in proportion to them.
-    if partitions > 0 and rf > 0 and partitions * rf > MAX_TOPIC_REPLICAS:
+    # Kafka's argument checks first, with its messages (AdminUtils makes them before anything else), then sizes:
+    # Kafka's assignment costs time and memory in proportion to them.
+    try:
+        kafka_assignment.check_assignment_arguments(partitions, rf, len(brokers))
+    except kafka_assignment.KafkaAdminError as e:
+        raise ScenarioError(f"{where}: {e.kafka_class.rsplit('.', 1)[-1]}: {e}") from None
+    if partitions * rf > MAX_TOPIC_REPLICAS:
         raise ScenarioError(f"{where} has {partitions * rf} replicas; keep partitions × replication_factor "
                             f"at most {MAX_TOPIC_REPLICAS} so that the state space stays explorable.")
     try:
