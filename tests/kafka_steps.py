@@ -8,7 +8,8 @@ from typing import Any
 import attrs
 
 from model.scenario import load_scenario
-from model.zk.kafka_model import Action, KafkaControllerModel
+from model.zk.actions import Action, ActionKind
+from model.zk.kafka_model import KafkaControllerModel
 from model.zk.state.states import PartitionState, ReplicaState
 from model.zk.state.values import ClusterState, LeaderAndIsr, RequestKind
 
@@ -27,7 +28,9 @@ def initial(model: KafkaControllerModel) -> ClusterState:
 def take(model: KafkaControllerModel, state: ClusterState, kind: str, broker: int = -1,
          topic: str = "", **fields: Any) -> ClusterState:
     """The successor of ``state`` by the one enabled action of that kind, broker, topic (and other fields)."""
-    wanted = Action(kind, broker, topic, **fields)
+    if fields.get("isr_race"):
+        fields["isr_race"] = ActionKind(fields["isr_race"])
+    wanted = Action(ActionKind(kind), broker, topic, **fields)
     assert wanted in model.actions(state), f"{wanted} is not enabled"
     successor = model.next_state(state, wanted)
     assert successor is not None

@@ -86,9 +86,21 @@ def describe_changes(prev: ClusterState, nxt: ClusterState) -> list[str]:
                      prev.history.stray_logs, nxt.history.stray_logs, lambda x: f"{x[0]}:{_tp(x[1])}")
     for r, current, target in nxt.log.illegal_transitions:
         out.append(f"state-change log: illegal transition of {_replica(r)} from {current.name} to {target.name}")
+    if nxt.log.processed_event is not None:
+        out.append(f"log: {event_processed(prev, nxt)}")
     for m in nxt.log.messages:
         out.append(f"log: {m}")
     return out
+
+
+def event_processed(prev: ClusterState, nxt: ClusterState) -> str:
+    """The step's first log line when a controller processed an event: which controller, which event."""
+    event = nxt.log.processed_event
+    assert event is not None
+    if nxt.log.zombie_step:
+        assert prev.zombie is not None
+        return f"the former controller (epoch {prev.zombie.epoch}) processes {event.describe()}"
+    return f"controller processes {event.describe()}"
 
 
 def _hosted_describer(broker: int) -> Any:

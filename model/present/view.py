@@ -26,10 +26,12 @@ changes the model's behaviour.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from model.present.describe import event_processed
 from model.scenario import Scenario
+from model.zk.actions import ACTIONS, Action, ActionKind, Actor
 from model.zk.state.values import (
     ClusterState,
     ControllerEvent,
@@ -77,7 +79,7 @@ _CONTROLLER_COLUMNS = (
 
 
 def state_view(scenario: Scenario, state: ClusterState, prev: ClusterState | None = None,
-               action: Any = None) -> dict[str, Any]:
+               action: Action | None = None) -> dict[str, Any]:
     """The view of ``state``; given ``prev`` and ``action``, also of the step that reached it."""
     view: dict[str, Any] = {
         "tables": [_partitions(state), _cluster(state), _brokers(scenario, state), _controller(scenario, state)],
@@ -234,202 +236,333 @@ def _broker(b: int) -> str:
 # ---- the step --------------------------------------------------------------------------------
 
 
-def _step(s: ClusterState, prev: ClusterState, action: Any) -> dict[str, Any]:
-    kind, broker, topic = action.kind, action.broker, action.topic
-    messages: list[dict[str, str]] = []
-    log: list[dict[str, str]] = []
-    phase = ""
-    if kind == "ControllerProcessEvent":
-        event = prev.controller.events[0]
-        title, phase = _controller_step(s, prev, event, messages, log)
-        actor = CONTROLLER
-    elif kind == "ZombieControllerProcessEvent":
-        assert prev.zombie is not None
-        event = prev.zombie.events[0]
-        title, phase = _controller_step(s, prev, event, messages, log, former=True)
-        actor = FORMER
-    elif kind in ("BrokerApplyRequest", "BrokerFailsStopReplica"):
-        title = _broker_applies(s, prev, broker, kind == "BrokerFailsStopReplica", messages, log)
-        actor = _broker(broker)
-    elif kind == "BrokerFailure":
-        title = f"Broker {broker} dies: its ZooKeeper session expires and /brokers/ids/{broker} goes away"
-        messages.append(_msg(_broker(broker), ZOOKEEPER, f"session expires: /brokers/ids/{broker} deleted", "write"))
-        actor = _broker(broker)
-    elif kind == "BrokerStartup":
-        epoch = s.broker(broker).epoch
-        title = f"Broker {broker} restarts and registers /brokers/ids/{broker} with broker epoch {epoch}"
-        messages.append(_msg(_broker(broker), ZOOKEEPER, f"register /brokers/ids/{broker} (broker epoch {epoch})",
-                             "write"))
-        actor = _broker(broker)
-    elif kind == "AdminCreateTopic":
-        title = f"Admin creates topic {topic}: writes /brokers/topics/{topic}"
-        messages.append(_msg(ADMIN, ZOOKEEPER, f"create /brokers/topics/{topic}", "write"))
-        actor = ADMIN
-    elif kind == "AdminDeleteTopic":
-        title = f"Admin asks to delete topic {topic}: creates /admin/delete_topics/{topic}"
-        messages.append(_msg(ADMIN, ZOOKEEPER, f"create /admin/delete_topics/{topic}", "write"))
-        actor = ADMIN
-    else:
-        title, actor = _environment_step(s, prev, action, messages)
-    messages += _new_events(s, prev, popped=kind == "ControllerProcessEvent")
-    log += _state_change_log(s, prev, former=kind == "ZombieControllerProcessEvent")
-    return {"title": title, "phase": phase, "actor": actor, "messages": messages, "log": log}
+class _StepView:
+    """The step being viewed: the states on either side, the action, and the title, phase, messages and log
+    lines its view collects."""
+
+    def __init__(self, s: ClusterState, prev: ClusterState, action: Action):
+        self.s, self.prev, self.action = s, prev, action
+        self.broker, self.topic = action.broker, action.topic
+        self.title = ""
+        self.phase = ""
+        self.messages: list[dict[str, str]] = []
+        self.log: list[dict[str, str]] = []
+
+    def message(self, source: str, target: str, label: str, kind: str) -> None:
+        self.messages.append(_msg(source, target, label, kind))
+
+
+def _step(s: ClusterState, prev: ClusterState, action: Action) -> dict[str, Any]:
+    view = _StepView(s, prev, action)
+    _STEP_VIEWS[action.kind](view)
+    former = s.log.zombie_step
+    view.messages += _new_events(s, prev, popped=s.log.processed_event is not None and not former)
+    view.log += _state_change_log(s, prev, former=former)
+    return {"title": view.title, "phase": view.phase, "actor": _lane(action), "messages": view.messages,
+            "log": view.log}
+
+
+def _lane(action: Action) -> str:
+    """The diagram's lane of the action's actor (a failure of a broker is drawn on the broker's lane, one of
+    the controller's host on the controller's)."""
+    actor = ACTIONS[action.kind].actor
+    if actor is Actor.BROKER or (actor is Actor.FAILURE and action.broker >= 0):
+        return _broker(action.broker)
+    return {Actor.ADMIN: ADMIN, Actor.FORMER_CONTROLLER: FORMER}.get(actor, CONTROLLER)
 
 
 def _msg(source: str, target: str, label: str, kind: str) -> dict[str, str]:
     return {"from": source, "to": target, "label": label, "kind": kind}
 
 
-def _environment_step(s: ClusterState, prev: ClusterState, action: Any,
-                      messages: list[dict[str, str]]) -> tuple[str, str]:
-    """Title and actor of the environment steps other than broker failures and restarts and topic creation and
-    deletion (those have their own branches in :func:`_step`)."""
-    kind, broker, topic = action.kind, action.broker, action.topic
-    if kind in ("ControllerFailover", "ControllerMove"):
-        epoch = s.zk.controller_epoch
-        how = ("/controller is deleted under the running controller" if kind == "ControllerMove"
-               else "the controller's host dies or its ZooKeeper session expires")
-        rest = ("; the former controller, which has not noticed, still holds "
-                f"{len(s.zombie.events)} event(s)" if s.zombie is not None else "; its queue and channels die with it")
-        messages.append(_msg(CONTROLLER, ZOOKEEPER, f"/controller gone ({kind})", "write"))
-        messages.append(_msg(ZOOKEEPER, CONTROLLER, f"a new controller registers /controller, controller epoch {epoch}",
-                             "watch"))
-        title = f"Controller failover: {how}; a new controller is elected with controller epoch {epoch}{rest}"
-        return title, CONTROLLER
-    if kind == "BrokerControlledShutdown":
-        epoch = s.broker(broker).epoch
-        messages.append(_msg(_broker(broker), CONTROLLER, f"ControlledShutdownRequest(brokerId={broker}, "
-                                                           f"brokerEpoch={epoch})", "request"))
-        return f"Broker {broker} (broker epoch {epoch}) asks the controller for a controlled shutdown", _broker(broker)
-    if kind == "BrokerShutdownCompletes":
-        messages.append(_msg(_broker(broker), ZOOKEEPER, f"shut down: /brokers/ids/{broker} deleted", "write"))
-        return f"Broker {broker} completes its shutdown: /brokers/ids/{broker} goes away", _broker(broker)
-    if kind == "LogDirFailure":
-        tp = f"{action.topic}-{action.partition}"
-        messages.append(_msg(_broker(broker), ZOOKEEPER, "create /log_dir_event_notification/log_dir_event_…",
-                             "write"))
-        return (f"The log directory of {tp} on broker {broker} fails: the partition goes offline on the broker, "
-                "which writes /log_dir_event_notification"), _broker(broker)
-    if kind == "AdminPreferredReplicaElection":
-        messages.append(_msg(ADMIN, ZOOKEEPER, "create /admin/preferred_replica_election", "write"))
-        return (f"Admin runs kafka-preferred-replica-election for topic {topic}: creates "
-                "/admin/preferred_replica_election"), ADMIN
-    if kind == "AutoLeaderRebalanceTimer":
-        messages.append(_msg(CONTROLLER, CONTROLLER, "auto-leader-rebalance-task fires", "note"))
-        return "The auto leader rebalance timer fires: AutoPreferredReplicaLeaderElection is queued", CONTROLLER
-    if kind == "AdminAlterUncleanLeaderElection":
-        value = str(s.zk.unclean_leader_election_enable).lower()
-        messages.append(_msg(ADMIN, ZOOKEEPER, f"set unclean.leader.election.enable={value} (cluster default)",
-                             "write"))
-        return f"Admin sets unclean.leader.election.enable={value} for the cluster (kafka-configs)", ADMIN
-    if kind == "AdminCancelReassignment":
-        messages.append(_msg(ADMIN, ZOOKEEPER, "delete /admin/reassign_partitions", "write"))
-        return "Admin cancels the reassignment: deletes /admin/reassign_partitions", ADMIN
-    if kind == "AdminReassignPartitions":
-        messages.append(_msg(ADMIN, ZOOKEEPER, "create /admin/reassign_partitions", "write"))
-        return f"Admin runs kafka-reassign-partitions --execute for topic {topic}", ADMIN
-    if kind == "AdminAddPartitions":
-        messages.append(_msg(ADMIN, ZOOKEEPER, f"write /brokers/topics/{topic}", "write"))
-        return f"Admin adds partitions to topic {topic} (kafka-topics --alter --partitions)", ADMIN
-    if kind == "AdminRecreateTopic":
-        messages.append(_msg(ADMIN, ZOOKEEPER, f"create /brokers/topics/{topic}", "write"))
-        return f"Admin creates topic {topic} again, under the name of the deleted one", ADMIN
-    if kind in ("LeaderShrinksIsr", "LeaderExpandsIsr"):
-        change = [u for u in s.log.isr_updates]
-        detail = (f": ISR {list(change[0][2])} -> {list(change[0][3])}" if change else "")
-        messages.append(_msg(_broker(broker), ZOOKEEPER, f"write /brokers/topics/{topic}/partitions/{action.partition}"
-                                                          f"/state{detail}", "write"))
-        verb = "shrinks" if kind == "LeaderShrinksIsr" else "expands"
-        return f"Leader {broker} {verb} the ISR of {topic}-{action.partition}{detail}", _broker(broker)
-    return str(kind), CONTROLLER
+# ---- environment steps -----------------------------------------------------------------------
 
 
-def _controller_step(s: ClusterState, prev: ClusterState, event: ControllerEvent, messages: list[dict[str, str]],
-                     log: list[dict[str, str]], former: bool = False) -> tuple[str, str]:
-    c0, c1 = (prev.zombie, s.zombie or prev.zombie) if former else (prev.controller, s.controller)
-    assert c0 is not None and c1 is not None
-    who = f"The former controller (epoch {c0.epoch})" if former else "Controller"
-    lane = FORMER if former else CONTROLLER
-    title = f"{who} processes {describe_event(event)}"
-    messages.append(_msg(lane, lane, f"processes {describe_event(event)}", "note"))
-    phase = event.kind.name
-    if event.kind is EventKind.BrokerChange:
-        before, after, registered = dict(c0.live_brokers), dict(c1.live_brokers), dict(prev.zk.brokers)
-        new = sorted(set(after) - set(before))
-        dead = sorted(set(before) - set(after))
-        bounced = sorted(b for b in set(before) & set(after) if after[b] != before[b])
-        _controller_log(log, f"Newly added brokers: {_csv(new)}, deleted brokers: {_csv(dead)}, bounced brokers: "
-                             f"{_csv(bounced)}, all live brokers: {_csv(sorted(after))}")
-        calls = []
-        if new:  # KafkaController.processBrokerChange's order: new, then bounced, then dead brokers
-            calls.append(f"onBrokerStartup({_csv(new)})")
-            _controller_log(log, f"New broker startup callback for {_csv(new)}")
-        if bounced:
-            calls += [f"onBrokerFailure({_csv(bounced)})", f"onBrokerStartup({_csv(bounced)})"]
-            _controller_log(log, f"Broker failure callback for {_csv(bounced)}")
-            _controller_log(log, f"New broker startup callback for {_csv(bounced)}")
-        if dead:
-            calls.append(f"onBrokerFailure({_csv(dead)})")
-            _controller_log(log, f"Broker failure callback for {_csv(dead)}")
-        unnoticed = sorted(b for b in set(before) & set(after) if registered.get(b, before[b]) != before[b]
-                           and after[b] == before[b])
-        if unnoticed:
-            calls.append(f"bounce of {_csv(unnoticed)} not noticed (no broker epochs)")
-        phase = "BrokerChange: " + ("; ".join(calls) if calls else "no change")
-    elif event.kind is EventKind.TopicChange:
-        new_partitions = sorted(set(dict(c1.assignments)) - set(dict(c0.assignments)))
-        if new_partitions:
-            names = _csv([partition_name(tp) for tp in new_partitions])
-            _controller_log(log, f"New partition creation callback for {names}")
-            phase = f"TopicChange: onNewPartitionCreation({names})"
-    elif event.kind is EventKind.TopicDeletion:
-        started = sorted(set(c1.topics_to_be_deleted) - set(c0.topics_to_be_deleted))
-        if started:
-            _controller_log(log, f"Starting topic deletion for topics {_csv(started)}")
-            phase = f"TopicDeletion: enqueueTopicsForDeletion({_csv(started)})"
-    elif event.kind is EventKind.TopicDeletionStopReplicaResponseReceived:
-        replica = _csv([replica_name((t, p, event.broker)) for t, p in event.partitions])
-        method = "failReplicaDeletion" if event.error else "completeReplicaDeletion"
-        phase = f"TopicDeletionManager.{method}({replica})"
-        current = dict(prev.zk.brokers).get(event.broker)
-        if event.broker_epoch >= 0 and current is None:
-            title += f"; broker {event.broker} has died since it answered"
-        elif event.broker_epoch >= 0 and current != event.broker_epoch:
-            title += (f"; broker {event.broker} has restarted since (broker epoch {current}): "
-                      "the response is stale")
-    elif event.kind is EventKind.Reelect:
-        phase = "controller failover: onControllerFailover"
-        _controller_log(log, f"controller elected with epoch {c1.epoch}: initializing controller context")
-    elif event.kind is EventKind.ControlledShutdown:
-        phase = f"controlled shutdown: doControlledShutdown({event.broker})"
-        for broker, remaining, error in s.log.controlled_shutdown_results:
-            answer = error or f"remaining partitions [{_csv([partition_name(tp) for tp in remaining])}]"
-            messages.append(_msg(lane, _broker(broker), f"ControlledShutdownResponse: {answer}", "response"))
-    elif event.kind is EventKind.PreferredReplicaLeaderElection:
-        phase = "PreferredReplicaLeaderElection: onPreferredReplicaElection"
-    elif event.kind is EventKind.AutoPreferredReplicaLeaderElection:
-        phase = "AutoPreferredReplicaLeaderElection: checkAndTriggerAutoLeaderRebalance"
-    elif event.kind is EventKind.LogDirEventNotification:
-        phase = f"LogDirEventNotification: onBrokerLogDirFailure({_csv(prev.zk.log_dir_event_notifications)})"
-    elif event.kind is EventKind.LeaderAndIsrResponseReceived:
-        phase = "LeaderAndIsrResponseReceived: onReplicasBecomeOffline"
-    elif event.kind is EventKind.UncleanLeaderElectionEnable:
-        phase = "UncleanLeaderElectionEnable: triggerOnlinePartitionStateChange"
+def _broker_failure(v: _StepView) -> None:
+    b = v.broker
+    v.title = f"Broker {b} dies: its ZooKeeper session expires and /brokers/ids/{b} goes away"
+    v.message(_broker(b), ZOOKEEPER, f"session expires: /brokers/ids/{b} deleted", "write")
+
+
+def _broker_startup(v: _StepView) -> None:
+    b, epoch = v.broker, v.s.broker(v.broker).epoch
+    v.title = f"Broker {b} restarts and registers /brokers/ids/{b} with broker epoch {epoch}"
+    v.message(_broker(b), ZOOKEEPER, f"register /brokers/ids/{b} (broker epoch {epoch})", "write")
+
+
+def _admin_create_topic(v: _StepView) -> None:
+    v.title = f"Admin creates topic {v.topic}: writes /brokers/topics/{v.topic}"
+    v.message(ADMIN, ZOOKEEPER, f"create /brokers/topics/{v.topic}", "write")
+
+
+def _admin_delete_topic(v: _StepView) -> None:
+    v.title = f"Admin asks to delete topic {v.topic}: creates /admin/delete_topics/{v.topic}"
+    v.message(ADMIN, ZOOKEEPER, f"create /admin/delete_topics/{v.topic}", "write")
+
+
+def _controller_failover(v: _StepView) -> None:
+    kind, s = v.action.kind, v.s
+    epoch = s.zk.controller_epoch
+    how = ("/controller is deleted under the running controller" if kind is ActionKind.ControllerMove
+           else "the controller's host dies or its ZooKeeper session expires")
+    rest = ("; the former controller, which has not noticed, still holds "
+            f"{len(s.zombie.events)} event(s)" if s.zombie is not None else "; its queue and channels die with it")
+    v.message(CONTROLLER, ZOOKEEPER, f"/controller gone ({kind})", "write")
+    v.message(ZOOKEEPER, CONTROLLER, f"a new controller registers /controller, controller epoch {epoch}", "watch")
+    v.title = f"Controller failover: {how}; a new controller is elected with controller epoch {epoch}{rest}"
+
+
+def _broker_controlled_shutdown(v: _StepView) -> None:
+    b, epoch = v.broker, v.s.broker(v.broker).epoch
+    v.message(_broker(b), CONTROLLER, f"ControlledShutdownRequest(brokerId={b}, brokerEpoch={epoch})", "request")
+    v.title = f"Broker {b} (broker epoch {epoch}) asks the controller for a controlled shutdown"
+
+
+def _broker_shutdown_completes(v: _StepView) -> None:
+    v.message(_broker(v.broker), ZOOKEEPER, f"shut down: /brokers/ids/{v.broker} deleted", "write")
+    v.title = f"Broker {v.broker} completes its shutdown: /brokers/ids/{v.broker} goes away"
+
+
+def _log_dir_failure(v: _StepView) -> None:
+    tp = f"{v.topic}-{v.action.partition}"
+    v.message(_broker(v.broker), ZOOKEEPER, "create /log_dir_event_notification/log_dir_event_…", "write")
+    v.title = (f"The log directory of {tp} on broker {v.broker} fails: the partition goes offline on the broker, "
+               "which writes /log_dir_event_notification")
+
+
+def _admin_preferred_replica_election(v: _StepView) -> None:
+    v.message(ADMIN, ZOOKEEPER, "create /admin/preferred_replica_election", "write")
+    v.title = (f"Admin runs kafka-preferred-replica-election for topic {v.topic}: creates "
+               "/admin/preferred_replica_election")
+
+
+def _auto_rebalance_timer(v: _StepView) -> None:
+    v.message(CONTROLLER, CONTROLLER, "auto-leader-rebalance-task fires", "note")
+    v.title = "The auto leader rebalance timer fires: AutoPreferredReplicaLeaderElection is queued"
+
+
+def _admin_alter_unclean_leader_election(v: _StepView) -> None:
+    value = str(v.s.zk.unclean_leader_election_enable).lower()
+    v.message(ADMIN, ZOOKEEPER, f"set unclean.leader.election.enable={value} (cluster default)", "write")
+    v.title = f"Admin sets unclean.leader.election.enable={value} for the cluster (kafka-configs)"
+
+
+def _admin_cancel_reassignment(v: _StepView) -> None:
+    v.message(ADMIN, ZOOKEEPER, "delete /admin/reassign_partitions", "write")
+    v.title = "Admin cancels the reassignment: deletes /admin/reassign_partitions"
+
+
+def _admin_reassign_partitions(v: _StepView) -> None:
+    v.message(ADMIN, ZOOKEEPER, "create /admin/reassign_partitions", "write")
+    v.title = f"Admin runs kafka-reassign-partitions --execute for topic {v.topic}"
+
+
+def _admin_add_partitions(v: _StepView) -> None:
+    v.message(ADMIN, ZOOKEEPER, f"write /brokers/topics/{v.topic}", "write")
+    v.title = f"Admin adds partitions to topic {v.topic} (kafka-topics --alter --partitions)"
+
+
+def _admin_recreate_topic(v: _StepView) -> None:
+    v.message(ADMIN, ZOOKEEPER, f"create /brokers/topics/{v.topic}", "write")
+    v.title = f"Admin creates topic {v.topic} again, under the name of the deleted one"
+
+
+def _leader_changes_isr(v: _StepView) -> None:
+    change = v.s.log.isr_updates
+    detail = f": ISR {list(change[0][2])} -> {list(change[0][3])}" if change else ""
+    partition = v.action.partition
+    v.message(_broker(v.broker), ZOOKEEPER, f"write /brokers/topics/{v.topic}/partitions/{partition}/state{detail}",
+              "write")
+    verb = "shrinks" if v.action.kind is ActionKind.LeaderShrinksIsr else "expands"
+    v.title = f"Leader {v.broker} {verb} the ISR of {v.topic}-{partition}{detail}"
+
+
+# ---- a broker handles a request --------------------------------------------------------------
+
+
+def _broker_applies(v: _StepView) -> None:
+    s, broker = v.s, v.broker
+    request = v.prev.channel(broker)[0]
+    epoch = v.prev.broker(broker).epoch
+    who = f"Broker {broker} (broker epoch {epoch})"
+    kafka_name = "LeaderAndIsr" if request.kind is RequestKind.LeaderAndIsr else "stop replica"
+    reason = s.log.rejection
+    if reason:
+        v.title = f"{who} rejects {describe_request(request)}: {reason}"
+        v.message(_broker(broker), _broker(broker), f"rejects {describe_request(request)}: {reason}", "note")
+        if 0 <= request.broker_epoch < epoch:
+            v.log.append({"logger": "server.log", "line": f"[Broker id={broker}] Received {kafka_name} request with "
+                          f"broker epoch {request.broker_epoch} smaller than the current broker epoch {epoch}"})
+    elif v.action.kind is ActionKind.BrokerFailsStopReplica:
+        v.title = f"{who} fails {describe_request(request)} with KAFKA_STORAGE_ERROR"
+        v.message(_broker(broker), _broker(broker), f"fails {describe_request(request)}", "note")
+    else:
+        v.title = f"{who} applies {describe_request(request)}"
+        v.message(_broker(broker), _broker(broker), f"applies {describe_request(request)}", "note")
+        v.log += _requests_state_change_log(broker, request)
+
+
+def _requests_state_change_log(broker: int, request: Request) -> list[dict[str, str]]:
+    """What the broker's state-change.log says when it applies a LeaderAndIsr or a StopReplica request."""
+    if request.kind is RequestKind.LeaderAndIsr:
+        return [{"logger": "state-change.log", "line": (
+            f"[Broker id={broker}] Received LeaderAndIsr request (leader={p.leader}, "
+            f"leaderEpoch={p.leader_epoch}, isr={_csv(p.isr)}, replicas={_csv(p.replicas)}, "
+            f"isNew={str(p.is_new).lower()}) from controller epoch {request.controller_epoch} for "
+            f"partition {partition_name(p.partition)}")} for p in request.leader_states]
+    return [{"logger": "state-change.log", "line": (
+        f"[Broker id={broker}] Handling stop replica (delete={str(request.delete_partitions).lower()}) "
+        f"for partition {partition_name(tp)}")} for tp in request.partitions]
+
+
+# ---- a controller processes an event ---------------------------------------------------------
+
+
+class _Processing:
+    """A controller step being viewed: the acting controller's context before and after, and its lane."""
+
+    def __init__(self, v: _StepView, former: bool):
+        s, prev = v.s, v.prev
+        c0, c1 = (prev.zombie, s.zombie or prev.zombie) if former else (prev.controller, s.controller)
+        assert c0 is not None and c1 is not None
+        event = s.log.processed_event
+        assert event is not None
+        self.view, self.event, self.c0, self.c1 = v, event, c0, c1
+        self.former = former
+        self.lane = FORMER if former else CONTROLLER
+
+    def log(self, line: str, who: str = "") -> None:
+        _controller_log(self.view.log, line, who)
+
+
+def _controller_processes_event(v: _StepView) -> None:
+    _controller_step(_Processing(v, former=False))
+
+
+def _former_controller_processes_event(v: _StepView) -> None:
+    _controller_step(_Processing(v, former=True))
+
+
+def _controller_step(p: _Processing) -> None:
+    v, event = p.view, p.event
+    s, prev = v.s, v.prev
+    who = f"The former controller (epoch {p.c0.epoch})" if p.former else "Controller"
+    v.title = f"{who} processes {describe_event(event)}"
+    v.message(p.lane, p.lane, f"processes {describe_event(event)}", "note")
+    phase = _EVENT_PHASES.get(event.kind, _phase_is_the_event)(p)
     if s.log.zk_write_fenced:
         phase += "; ControllerMovedException: resigns"
     elif s.log.zombie_resigned:
         phase += "; onControllerResignation"
     for topic in s.log.completed_deletions:
-        _controller_log(log, f"Deletion of topic {topic} successfully completed", "TopicDeletionManager")
+        p.log(f"Deletion of topic {topic} successfully completed", "TopicDeletionManager")
         phase += f"; completeDeleteTopic({topic})"
     for topic in s.log.deletion_retries:
-        _controller_log(log, f"Deletion of topic {topic} (re)started", "TopicDeletionManager")
+        p.log(f"Deletion of topic {topic} (re)started", "TopicDeletionManager")
+    if p.former:
+        p.log(event_processed(prev, s))
     for message in s.log.messages:
-        if not message.startswith("controller processes "):
-            _controller_log(log, message)
-    messages += _zookeeper_writes(s, prev, lane)
-    messages += _requests_sent(s, prev, lane)
-    return title, phase
+        p.log(message)
+    v.phase = phase
+    v.messages += _zookeeper_writes(s, prev, p.lane)
+    v.messages += _requests_sent(s, prev, p.lane)
+
+
+def _phase_is_the_event(p: _Processing) -> str:
+    return p.event.kind.name
+
+
+def _broker_change(p: _Processing) -> str:
+    before, after, registered = dict(p.c0.live_brokers), dict(p.c1.live_brokers), dict(p.view.prev.zk.brokers)
+    new = sorted(set(after) - set(before))
+    dead = sorted(set(before) - set(after))
+    bounced = sorted(b for b in set(before) & set(after) if after[b] != before[b])
+    p.log(f"Newly added brokers: {_csv(new)}, deleted brokers: {_csv(dead)}, bounced brokers: "
+          f"{_csv(bounced)}, all live brokers: {_csv(sorted(after))}")
+    calls = []
+    if new:  # KafkaController.processBrokerChange's order: new, then bounced, then dead brokers
+        calls.append(f"onBrokerStartup({_csv(new)})")
+        p.log(f"New broker startup callback for {_csv(new)}")
+    if bounced:
+        calls += [f"onBrokerFailure({_csv(bounced)})", f"onBrokerStartup({_csv(bounced)})"]
+        p.log(f"Broker failure callback for {_csv(bounced)}")
+        p.log(f"New broker startup callback for {_csv(bounced)}")
+    if dead:
+        calls.append(f"onBrokerFailure({_csv(dead)})")
+        p.log(f"Broker failure callback for {_csv(dead)}")
+    unnoticed = sorted(b for b in set(before) & set(after) if registered.get(b, before[b]) != before[b]
+                       and after[b] == before[b])
+    if unnoticed:
+        calls.append(f"bounce of {_csv(unnoticed)} not noticed (no broker epochs)")
+    return "BrokerChange: " + ("; ".join(calls) if calls else "no change")
+
+
+def _topic_change(p: _Processing) -> str:
+    new_partitions = sorted(set(dict(p.c1.assignments)) - set(dict(p.c0.assignments)))
+    if not new_partitions:
+        return p.event.kind.name
+    names = _csv([partition_name(tp) for tp in new_partitions])
+    p.log(f"New partition creation callback for {names}")
+    return f"TopicChange: onNewPartitionCreation({names})"
+
+
+def _topic_deletion(p: _Processing) -> str:
+    started = sorted(set(p.c1.topics_to_be_deleted) - set(p.c0.topics_to_be_deleted))
+    if not started:
+        return p.event.kind.name
+    p.log(f"Starting topic deletion for topics {_csv(started)}")
+    return f"TopicDeletion: enqueueTopicsForDeletion({_csv(started)})"
+
+
+def _stop_replica_response(p: _Processing) -> str:
+    event, v = p.event, p.view
+    replica = _csv([replica_name((t, part, event.broker)) for t, part in event.partitions])
+    method = "failReplicaDeletion" if event.error else "completeReplicaDeletion"
+    current = dict(v.prev.zk.brokers).get(event.broker)
+    if event.broker_epoch >= 0 and current is None:
+        v.title += f"; broker {event.broker} has died since it answered"
+    elif event.broker_epoch >= 0 and current != event.broker_epoch:
+        v.title += f"; broker {event.broker} has restarted since (broker epoch {current}): the response is stale"
+    return f"TopicDeletionManager.{method}({replica})"
+
+
+def _reelect(p: _Processing) -> str:
+    p.log(f"controller elected with epoch {p.c1.epoch}: initializing controller context")
+    return "controller failover: onControllerFailover"
+
+
+def _controlled_shutdown(p: _Processing) -> str:
+    for broker, remaining, error in p.view.s.log.controlled_shutdown_results:
+        answer = error or f"remaining partitions [{_csv([partition_name(tp) for tp in remaining])}]"
+        p.view.message(p.lane, _broker(broker), f"ControlledShutdownResponse: {answer}", "response")
+    return f"controlled shutdown: doControlledShutdown({p.event.broker})"
+
+
+def _log_dir_event_notification(p: _Processing) -> str:
+    return f"LogDirEventNotification: onBrokerLogDirFailure({_csv(p.view.prev.zk.log_dir_event_notifications)})"
+
+
+def _fixed_phase(phase: str) -> Callable[[_Processing], str]:
+    return lambda p: phase
+
+
+#: The phase (the Kafka method the event ran) of each controller event whose view says more than its name.
+_EVENT_PHASES: dict[EventKind, Callable[[_Processing], str]] = {
+    EventKind.BrokerChange: _broker_change,
+    EventKind.TopicChange: _topic_change,
+    EventKind.TopicDeletion: _topic_deletion,
+    EventKind.TopicDeletionStopReplicaResponseReceived: _stop_replica_response,
+    EventKind.Reelect: _reelect,
+    EventKind.ControlledShutdown: _controlled_shutdown,
+    EventKind.PreferredReplicaLeaderElection: _fixed_phase(
+        "PreferredReplicaLeaderElection: onPreferredReplicaElection"),
+    EventKind.AutoPreferredReplicaLeaderElection: _fixed_phase(
+        "AutoPreferredReplicaLeaderElection: checkAndTriggerAutoLeaderRebalance"),
+    EventKind.LogDirEventNotification: _log_dir_event_notification,
+    EventKind.LeaderAndIsrResponseReceived: _fixed_phase("LeaderAndIsrResponseReceived: onReplicasBecomeOffline"),
+    EventKind.UncleanLeaderElectionEnable: _fixed_phase(
+        "UncleanLeaderElectionEnable: triggerOnlinePartitionStateChange"),
+}
 
 
 def _controller_log(log: list[dict[str, str]], line: str, who: str = "") -> None:
@@ -441,40 +574,32 @@ def _csv(items: Sequence[Any]) -> str:
     return ",".join(str(i) for i in items)
 
 
-def _broker_applies(s: ClusterState, prev: ClusterState, broker: int, storage_error: bool,
-                    messages: list[dict[str, str]], log: list[dict[str, str]]) -> str:
-    request = prev.channel(broker)[0]
-    epoch = prev.broker(broker).epoch
-    who = f"Broker {broker} (broker epoch {epoch})"
-    rejection = next((m for m in s.log.messages if m.startswith(f"broker {broker} rejects ")), "")
-    kafka_name = "LeaderAndIsr" if request.kind is RequestKind.LeaderAndIsr else "stop replica"
-    if rejection:
-        reason = rejection.rsplit(": ", 1)[-1]
-        title = f"{who} rejects {describe_request(request)}: {reason}"
-        messages.append(_msg(_broker(broker), _broker(broker), f"rejects {describe_request(request)}: {reason}",
-                             "note"))
-        if 0 <= request.broker_epoch < epoch:
-            log.append({"logger": "server.log", "line": f"[Broker id={broker}] Received {kafka_name} request with "
-                        f"broker epoch {request.broker_epoch} smaller than the current broker epoch {epoch}"})
-    elif storage_error:
-        title = f"{who} fails {describe_request(request)} with KAFKA_STORAGE_ERROR"
-        messages.append(_msg(_broker(broker), _broker(broker), f"fails {describe_request(request)}", "note"))
-    else:
-        title = f"{who} applies {describe_request(request)}"
-        messages.append(_msg(_broker(broker), _broker(broker), f"applies {describe_request(request)}", "note"))
-        if request.kind is RequestKind.LeaderAndIsr:
-            for p in request.leader_states:
-                log.append({"logger": "state-change.log", "line": (
-                    f"[Broker id={broker}] Received LeaderAndIsr request (leader={p.leader}, "
-                    f"leaderEpoch={p.leader_epoch}, isr={_csv(p.isr)}, replicas={_csv(p.replicas)}, "
-                    f"isNew={str(p.is_new).lower()}) from controller epoch {request.controller_epoch} for "
-                    f"partition {partition_name(p.partition)}")})
-        else:
-            for tp in request.partitions:
-                log.append({"logger": "state-change.log", "line": (
-                    f"[Broker id={broker}] Handling stop replica (delete={str(request.delete_partitions).lower()}) "
-                    f"for partition {partition_name(tp)}")})
-    return title
+K = ActionKind
+#: The view of each kind of action: its title and the messages and log lines it adds.
+_STEP_VIEWS: dict[ActionKind, Callable[[_StepView], None]] = {
+    K.ControllerProcessEvent: _controller_processes_event,
+    K.BrokerApplyRequest: _broker_applies,
+    K.BrokerFailsStopReplica: _broker_applies,
+    K.LeaderShrinksIsr: _leader_changes_isr,
+    K.LeaderExpandsIsr: _leader_changes_isr,
+    K.BrokerFailure: _broker_failure,
+    K.BrokerStartup: _broker_startup,
+    K.AdminCreateTopic: _admin_create_topic,
+    K.AdminAddPartitions: _admin_add_partitions,
+    K.AdminDeleteTopic: _admin_delete_topic,
+    K.AdminRecreateTopic: _admin_recreate_topic,
+    K.AdminReassignPartitions: _admin_reassign_partitions,
+    K.ControllerFailover: _controller_failover,
+    K.ControllerMove: _controller_failover,
+    K.ZombieControllerProcessEvent: _former_controller_processes_event,
+    K.BrokerControlledShutdown: _broker_controlled_shutdown,
+    K.BrokerShutdownCompletes: _broker_shutdown_completes,
+    K.LogDirFailure: _log_dir_failure,
+    K.AdminPreferredReplicaElection: _admin_preferred_replica_election,
+    K.AutoLeaderRebalanceTimer: _auto_rebalance_timer,
+    K.AdminAlterUncleanLeaderElection: _admin_alter_unclean_leader_election,
+    K.AdminCancelReassignment: _admin_cancel_reassignment,
+}
 
 
 def _new_events(s: ClusterState, prev: ClusterState, *, popped: bool) -> list[dict[str, str]]:

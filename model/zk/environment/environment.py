@@ -76,6 +76,7 @@ def broker_apply_request(step: Step, broker: int, *, storage_error: bool = False
     stale = _stale(step, b, request)
     if stale:
         step.messages.append(f"broker {broker} rejects {request.describe()}: {stale}")
+        step.rejection = stale
     elif request.kind is RequestKind.LeaderAndIsr:
         step.brokers[broker] = _become_leader_or_follower(b, request, filter_isr=not step.scenario.bug("KAFKA_9672"))
         if request.controller_epoch == step.epoch:

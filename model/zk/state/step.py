@@ -139,6 +139,8 @@ class Step:
         self.preferred_elections_completed: list[TopicPartition] = []
         self.zk_write_fenced = False
         self.controller_resignations: list[tuple[int, str]] = []
+        self.processed_event: ControllerEvent | None = None
+        self.rejection = ""
         # The explorer's choice for this step: a partition leader's ISR write (leader, partition, follower,
         # kind) that lands between the controller's read of that znode and its conditional write.
         self.isr_race: tuple[int, TopicPartition, int, str] | None = None
@@ -216,6 +218,8 @@ class Step:
             preferred_elections_completed=tuple(self.preferred_elections_completed),
             zk_write_fenced=self.zk_write_fenced,
             controller_resignations=tuple(self.controller_resignations),
+            processed_event=self.processed_event,
+            rejection=self.rejection,
         )
         source = self.source
         channels = thawed("channels")

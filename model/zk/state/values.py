@@ -345,6 +345,9 @@ class StepLog:
     # (controller epoch, exception): a controller resigned on an exception out of onControllerFailover
     # (elect's triggerControllerMove)
     controller_resignations: tuple[tuple[int, str], ...] = ()
+    # the event this step's controller processed (the former controller's, when zombie_step), or None
+    processed_event: ControllerEvent | None = None
+    rejection: str = ""  # why the broker that handled its next request in this step refused it (KafkaApis' error)
 
 
 @attrs.frozen

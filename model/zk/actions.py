@@ -1,0 +1,432 @@
+"""The ZooKeeper controller model's actions: their kinds, who takes each, and one table from kind to its
+effect and its description.
+
+An action is the controller step (process the event at the head of the queue) or an environment step (a
+broker applies its next request, or fails to delete a log; a partition leader shrinks or expands its ISR; a
+broker dies or restarts, shuts down in a controlled way, or loses a log directory; the controller fails
+over, or a former controller that has not noticed processes an event; an admin creates, deletes or
+re-creates a topic, adds partitions to one, starts or cancels a partition reassignment, runs a preferred
+replica election or changes ``unclean.leader.election.enable``; the auto leader rebalance timer fires).
+
+A controller step may also be taken with a leader's ISR write landing inside it, between the controller's
+read of that partition's znode and its conditional write (BADVERSION, then the retry): ``Action.isr_race``;
+such an action has no successor when the controller does not write that znode.
+
+:data:`ACTIONS` maps each :class:`ActionKind` to its :class:`ActionSpec` (actor, handler, description);
+:data:`FAMILIES` lists, in the order that defines traces, the enabling conditions of each family of kinds
+(the kinds whose actions interleave, such as a broker's request step and its storage error). Environment
+steps are bounded by the counters in :class:`~model.zk.state.values.Budget`, whose limits come from the
+scenario's ``[bounds]``. :class:`~model.zk.kafka_model.KafkaControllerModel` and the reports
+(:mod:`model.present.view`) dispatch through these tables; a new action is a new kind, one row in
+:data:`ACTIONS`, its enabling condition in a family of :data:`FAMILIES`, and its view in the reports.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Iterator, Mapping
+
+import attrs
+
+from model.scenario import Scenario, Topic
+from model.zk.controller import controlled_shutdown, controller, controller_failover
+from model.zk.environment import environment, partition_leader
+from model.zk.state.step import Step
+from model.zk.state.values import (
+    SHUTDOWN_NONE,
+    SHUTDOWN_RETRY,
+    SHUTDOWN_SUCCEEDED,
+    Budget,
+    ClusterState,
+    RequestKind,
+)
+
+
+class ActionKind(enum.StrEnum):
+    """The kinds of action, named as traces, coverage tables and replay scripts print them."""
+
+    ControllerProcessEvent = "ControllerProcessEvent"
+    BrokerApplyRequest = "BrokerApplyRequest"
+    BrokerFailsStopReplica = "BrokerFailsStopReplica"
+    LeaderShrinksIsr = partition_leader.SHRINK
+    LeaderExpandsIsr = partition_leader.EXPAND
+    BrokerFailure = "BrokerFailure"
+    BrokerStartup = "BrokerStartup"
+    AdminCreateTopic = "AdminCreateTopic"
+    AdminAddPartitions = "AdminAddPartitions"
+    AdminDeleteTopic = "AdminDeleteTopic"
+    AdminRecreateTopic = "AdminRecreateTopic"
+    AdminReassignPartitions = "AdminReassignPartitions"
+    ControllerFailover = controller_failover.FAILOVER
+    ControllerMove = controller_failover.MOVE
+    ZombieControllerProcessEvent = "ZombieControllerProcessEvent"
+    BrokerControlledShutdown = "BrokerControlledShutdown"
+    BrokerShutdownCompletes = "BrokerShutdownCompletes"
+    LogDirFailure = "LogDirFailure"
+    AdminPreferredReplicaElection = "AdminPreferredReplicaElection"
+    AutoLeaderRebalanceTimer = "AutoLeaderRebalanceTimer"
+    AdminAlterUncleanLeaderElection = "AdminAlterUncleanLeaderElection"
+    AdminCancelReassignment = "AdminCancelReassignment"
+
+
+class Actor(enum.Enum):
+    """Who takes an action: the active controller, a former controller that has not noticed it lost
+    controllership, a broker (``Action.broker``; a partition leader for ISR changes), an admin tool, or a
+    failure the environment injects (of a broker, ``Action.broker``, or of the controller's host)."""
+
+    CONTROLLER = "controller"
+    FORMER_CONTROLLER = "former controller"
+    BROKER = "broker"
+    ADMIN = "admin"
+    FAILURE = "failure"
+
+
+@attrs.frozen
+class Action:
+    kind: ActionKind
+    broker: int = -1
+    topic: str = ""
+    partition: int = -1
+    replica: int = -1  # the follower leaving or joining the ISR
+    isr_race: ActionKind | None = None  # ControllerProcessEvent: the leader ISR change landing inside the step
+    command: int = -1  # AdminReassignPartitions: the index of the scenario's [[reassignments]] entry
+
+    def isr_change(self) -> partition_leader.IsrChange:
+        kind = self.isr_race or self.kind
+        return (self.broker, (self.topic, self.partition), self.replica, kind)
+
+    def name(self) -> str:
+        """The action's family as coverage tables count it (``ControllerProcessEvent+LeaderShrinksIsr``)."""
+        return f"{self.kind}+{self.isr_race}" if self.isr_race else str(self.kind)
+
+
+#: The effect of an action on a thawed state (what it returns is not used).
+Handler = Callable[[Step, Action], object]
+#: An action as traces print it (the scenario names a reassignment's targets).
+Describer = Callable[[Action, Scenario], str]
+
+
+@attrs.frozen
+class ActionSpec:
+    actor: Actor
+    handler: Handler
+    describe: Describer
+
+
+# ---- handlers --------------------------------------------------------------------------------
+
+
+def _process_event(step: Step, action: Action) -> None:
+    if action.isr_race:
+        step.isr_race = action.isr_change()
+    step.processed_event = controller.process_next_event(step)
+
+
+def _former_controller_processes_event(step: Step, action: Action) -> None:
+    step.processed_event = controller_failover.zombie_process_event(step)
+
+
+def _update_isr(step: Step, action: Action) -> None:
+    written = partition_leader.update_isr(step, action.isr_change())
+    assert written, f"{action} was offered but cannot be written"
+
+
+def _handler_of_broker(handler: Callable[[Step, int], object]) -> Handler:
+    return lambda step, action: handler(step, action.broker)
+
+
+def _handler_of_topic(handler: Callable[[Step, str], object]) -> Handler:
+    return lambda step, action: handler(step, action.topic)
+
+
+def _handler_of_command(handler: Callable[[Step, int], object]) -> Handler:
+    return lambda step, action: handler(step, action.command)
+
+
+# ---- descriptions ----------------------------------------------------------------------------
+
+
+def _bare(action: Action, scenario: Scenario) -> str:
+    return str(action.kind)
+
+
+def _by_broker(action: Action, scenario: Scenario) -> str:
+    return f"{action.kind}(broker={action.broker})"
+
+
+def _by_topic(action: Action, scenario: Scenario) -> str:
+    return f"{action.kind}(topic={action.topic})"
+
+
+def _by_broker_and_partition(action: Action, scenario: Scenario) -> str:
+    return f"{action.kind}(broker={action.broker}, {action.topic}-{action.partition})"
+
+
+def _by_reassignment(action: Action, scenario: Scenario) -> str:
+    command = scenario.reassignments[action.command]
+    targets = ", ".join(f"{action.topic}-{p}: {list(reps)}" for p, reps in command.targets)
+    return f"{action.kind}({targets})"
+
+
+def _isr_change(action: Action) -> str:
+    member = "follower" if (action.isr_race or action.kind) == partition_leader.SHRINK else "replica"
+    return f"leader={action.broker}, {action.topic}-{action.partition}, {member}={action.replica}"
+
+
+def _by_isr_change(action: Action, scenario: Scenario) -> str:
+    return f"{action.kind}({_isr_change(action)})"
+
+
+def _controller_step(action: Action, scenario: Scenario) -> str:
+    if action.isr_race:
+        return f"{action.kind}(with {action.isr_race}({_isr_change(action)}) between a read and a write)"
+    return str(action.kind)
+
+
+K = ActionKind
+#: Every kind of action: who takes it, its effect and its description.
+ACTIONS: Mapping[ActionKind, ActionSpec] = {
+    K.ControllerProcessEvent: ActionSpec(Actor.CONTROLLER, _process_event, _controller_step),
+    K.BrokerApplyRequest: ActionSpec(Actor.BROKER, _handler_of_broker(environment.broker_apply_request), _by_broker),
+    K.BrokerFailsStopReplica: ActionSpec(
+        Actor.FAILURE, lambda step, a: environment.broker_apply_request(step, a.broker, storage_error=True),
+        _by_broker),
+    K.LeaderShrinksIsr: ActionSpec(Actor.BROKER, _update_isr, _by_isr_change),
+    K.LeaderExpandsIsr: ActionSpec(Actor.BROKER, _update_isr, _by_isr_change),
+    K.BrokerFailure: ActionSpec(Actor.FAILURE, _handler_of_broker(environment.broker_failure), _by_broker),
+    K.BrokerStartup: ActionSpec(Actor.BROKER, _handler_of_broker(environment.broker_startup), _by_broker),
+    K.AdminCreateTopic: ActionSpec(Actor.ADMIN, _handler_of_topic(environment.admin_create_topic), _by_topic),
+    K.AdminAddPartitions: ActionSpec(Actor.ADMIN, _handler_of_topic(environment.admin_add_partitions), _by_topic),
+    K.AdminDeleteTopic: ActionSpec(Actor.ADMIN, _handler_of_topic(environment.admin_delete_topic), _by_topic),
+    K.AdminRecreateTopic: ActionSpec(Actor.ADMIN, _handler_of_topic(environment.admin_recreate_topic), _by_topic),
+    K.AdminReassignPartitions: ActionSpec(
+        Actor.ADMIN, _handler_of_command(environment.admin_reassign_partitions), _by_reassignment),
+    K.ControllerFailover: ActionSpec(
+        Actor.FAILURE, lambda step, a: controller_failover.controller_failover(step, a.kind), _bare),
+    K.ControllerMove: ActionSpec(
+        Actor.FAILURE, lambda step, a: controller_failover.controller_failover(step, a.kind), _bare),
+    K.ZombieControllerProcessEvent: ActionSpec(Actor.FORMER_CONTROLLER, _former_controller_processes_event, _bare),
+    K.BrokerControlledShutdown: ActionSpec(
+        Actor.BROKER, _handler_of_broker(controlled_shutdown.broker_requests_controlled_shutdown), _by_broker),
+    K.BrokerShutdownCompletes: ActionSpec(
+        Actor.BROKER, lambda step, a: environment.broker_failure(step, a.broker, controlled=True), _by_broker),
+    K.LogDirFailure: ActionSpec(
+        Actor.FAILURE, lambda step, a: environment.log_dir_failure(step, a.broker, (a.topic, a.partition)),
+        _by_broker_and_partition),
+    K.AdminPreferredReplicaElection: ActionSpec(
+        Actor.ADMIN, _handler_of_topic(environment.admin_preferred_replica_election), _by_topic),
+    K.AutoLeaderRebalanceTimer: ActionSpec(
+        Actor.CONTROLLER, lambda step, a: environment.auto_rebalance_timer(step), _bare),
+    K.AdminAlterUncleanLeaderElection: ActionSpec(
+        Actor.ADMIN, lambda step, a: environment.admin_alter_unclean_leader_election(step), _bare),
+    K.AdminCancelReassignment: ActionSpec(
+        Actor.ADMIN, _handler_of_command(environment.admin_cancel_reassignment), _by_reassignment),
+}
+
+
+# ---- enabling conditions, family by family ---------------------------------------------------
+
+
+@attrs.frozen
+class Enabling:
+    """What the enabling conditions read: the scenario, the state, and the ISR changes a leader may write
+    now (shared by the raced controller steps and the leaders' own steps)."""
+
+    scenario: Scenario
+    state: ClusterState
+    isr_changes: tuple[partition_leader.IsrChange, ...]
+
+    @classmethod
+    def of(cls, scenario: Scenario, state: ClusterState) -> Enabling:
+        within = state.budget.isr_changes < scenario.bounds.isr_changes
+        return cls(scenario, state, tuple(partition_leader.candidates_of(state)) if within else ())
+
+
+Enabled = Iterator[Action]
+
+
+def _controller_steps(e: Enabling) -> Enabled:
+    if e.state.controller.events:
+        yield Action(K.ControllerProcessEvent)
+        for leader, (topic, p), follower, kind in e.isr_changes:
+            yield Action(K.ControllerProcessEvent, leader, topic, p, follower, isr_race=K(kind))
+
+
+def _broker_request_steps(e: Enabling) -> Enabled:
+    """Per broker (by id): it applies its next request; a StopReplica that deletes may fail instead."""
+    state, budget = e.state, e.state.budget
+    for broker_id, queue in state.channels:
+        if not state.broker(broker_id).alive:
+            continue
+        yield Action(K.BrokerApplyRequest, broker_id)
+        head = queue[0]
+        if (head.kind is RequestKind.StopReplica and head.delete_partitions
+                and budget.stop_replica_errors < e.scenario.bounds.stop_replica_errors):
+            yield Action(K.BrokerFailsStopReplica, broker_id)
+
+
+def _isr_changes(e: Enabling) -> Enabled:
+    for leader, (topic, p), follower, kind in e.isr_changes:
+        yield Action(K(kind), leader, topic, p, follower)
+
+
+def _broker_failures_and_restarts(e: Enabling) -> Enabled:
+    within = e.state.budget.broker_failures < e.scenario.bounds.broker_failures
+    for b in e.state.brokers:
+        if not b.alive:
+            yield Action(K.BrokerStartup, b.id)
+        elif within:
+            yield Action(K.BrokerFailure, b.id)
+
+
+def _incarnations(topic: Topic, budget: Budget) -> int:
+    """How many times the topic has been created so far in the run (an admin deletes each at most once)."""
+    return int(topic.created_initially) + budget.topics_created.count(topic.name) + budget.topics_recreated.count(
+        topic.name)
+
+
+def _topic_creations(e: Enabling) -> Enabled:
+    for t in e.scenario.topics:
+        if not t.created_initially and t.name not in e.state.budget.topics_created:
+            yield Action(K.AdminCreateTopic, topic=t.name)
+
+
+def _partition_additions(e: Enabling) -> Enabled:
+    zk = e.state.zk
+    for t in e.scenario.topics:
+        existing = zk.topic_assignment(t.name)
+        if t.add_partitions and t.name not in e.state.budget.partitions_added and existing is not None and (
+                environment.added_partitions(e.scenario, (b for b, _ in zk.brokers), existing, t.name)):
+            yield Action(K.AdminAddPartitions, topic=t.name)
+
+
+def _topic_deletions(e: Enabling) -> Enabled:
+    budget = e.state.budget
+    for t in e.scenario.topics:
+        if (t.deleted_by_admin and budget.deletions_requested.count(t.name) < _incarnations(t, budget)
+                and e.state.zk.topic_assignment(t.name) is not None):
+            yield Action(K.AdminDeleteTopic, topic=t.name)
+
+
+def _topic_recreations(e: Enabling) -> Enabled:
+    budget, zk = e.state.budget, e.state.zk
+    for t in e.scenario.topics:
+        if (t.recreated_by_admin and t.name not in budget.topics_recreated and t.name in budget.deletions_requested
+                and zk.topic_assignment(t.name) is None and t.name not in zk.delete_topics):
+            yield Action(K.AdminRecreateTopic, topic=t.name)
+
+
+def _reassignments(e: Enabling) -> Enabled:
+    if e.state.zk.reassign_partitions:
+        return
+    for i, command in enumerate(e.scenario.reassignments):
+        if i not in e.state.budget.reassignments_submitted and e.state.zk.topic_assignment(command.topic) is not None:
+            yield Action(K.AdminReassignPartitions, topic=command.topic, command=i)
+
+
+def _controller_failovers(e: Enabling) -> Enabled:
+    """The controller fails over or moves; while a former controller is still at work, it takes a step instead."""
+    budget, bounds = e.state.budget, e.scenario.bounds
+    if e.state.zombie is not None:
+        yield Action(K.ZombieControllerProcessEvent)
+        return
+    if budget.controller_failovers < bounds.controller_failovers:
+        yield Action(K.ControllerFailover)
+    if budget.controller_moves < bounds.controller_moves:
+        yield Action(K.ControllerMove)
+
+
+def _controlled_shutdowns(e: Enabling) -> Enabled:
+    """Per live broker: it asks for (or retries) a controlled shutdown, or completes its shutdown."""
+    requests_left = e.state.budget.controlled_shutdowns < e.scenario.bounds.controlled_shutdowns
+    for b in e.state.brokers:
+        if not b.alive:
+            continue
+        if b.controlled_shutdown in (SHUTDOWN_NONE, SHUTDOWN_RETRY) and requests_left:
+            yield Action(K.BrokerControlledShutdown, b.id)
+        if b.controlled_shutdown == SHUTDOWN_SUCCEEDED or (b.controlled_shutdown == SHUTDOWN_RETRY
+                                                           and not requests_left):
+            yield Action(K.BrokerShutdownCompletes, b.id)
+
+
+def _log_dir_failures(e: Enabling) -> Enabled:
+    if e.state.budget.log_dir_failures >= e.scenario.bounds.log_dir_failures:
+        return
+    for b in e.state.brokers:
+        if b.alive:
+            for name, p in b.logs:
+                if (name, p) not in b.offline_logs:
+                    yield Action(K.LogDirFailure, b.id, name, p)
+
+
+def _preferred_elections(e: Enabling) -> Enabled:
+    if e.state.zk.preferred_replica_election:
+        return
+    for t in e.scenario.topics:
+        if (t.preferred_replica_election and t.name not in e.state.budget.preferred_elections
+                and e.state.zk.topic_assignment(t.name) is not None):
+            yield Action(K.AdminPreferredReplicaElection, topic=t.name)
+
+
+def _auto_rebalance_timer(e: Enabling) -> Enabled:
+    if (e.scenario.auto_leader_rebalance_enable
+            and e.state.budget.auto_rebalance_checks < e.scenario.bounds.auto_rebalance_checks):
+        yield Action(K.AutoLeaderRebalanceTimer)
+
+
+def _unclean_config_changes(e: Enabling) -> Enabled:
+    if e.state.budget.unclean_config_changes < e.scenario.bounds.unclean_config_changes:
+        yield Action(K.AdminAlterUncleanLeaderElection)
+
+
+def _reassignment_cancellations(e: Enabling) -> Enabled:
+    budget = e.state.budget
+    in_znode = dict(e.state.zk.reassign_partitions)
+    for i, command in enumerate(e.scenario.reassignments):
+        if (command.cancelled_by_admin and i in budget.reassignments_submitted
+                and i not in budget.reassignments_cancelled
+                and any(in_znode.get((command.topic, p)) == reps for p, reps in command.targets)):
+            yield Action(K.AdminCancelReassignment, topic=command.topic, command=i)
+
+
+@attrs.frozen
+class Family:
+    """Kinds whose actions are enumerated together (in the order ``enabled`` yields them)."""
+
+    kinds: tuple[ActionKind, ...]
+    enabled: Callable[[Enabling], Enabled]
+
+
+#: The families in the order that defines the actions' order (and so the traces): the controller step and
+#: its raced variants, then per broker (by id) its request steps, then ISR changes, then failures and
+#: restarts, then admin steps by topic name (creation, partitions, deletion, re-creation, reassignment), then
+#: controller failover and moves (or the former controller's step), controlled shutdowns, log directory
+#: failures, preferred elections, the auto-rebalance timer, the unclean-election config and reassignment
+#: cancellations.
+FAMILIES: tuple[Family, ...] = (
+    Family((K.ControllerProcessEvent,), _controller_steps),
+    Family((K.BrokerApplyRequest, K.BrokerFailsStopReplica), _broker_request_steps),
+    Family((K.LeaderShrinksIsr, K.LeaderExpandsIsr), _isr_changes),
+    Family((K.BrokerFailure, K.BrokerStartup), _broker_failures_and_restarts),
+    Family((K.AdminCreateTopic,), _topic_creations),
+    Family((K.AdminAddPartitions,), _partition_additions),
+    Family((K.AdminDeleteTopic,), _topic_deletions),
+    Family((K.AdminRecreateTopic,), _topic_recreations),
+    Family((K.AdminReassignPartitions,), _reassignments),
+    Family((K.ControllerFailover, K.ControllerMove, K.ZombieControllerProcessEvent), _controller_failovers),
+    Family((K.BrokerControlledShutdown, K.BrokerShutdownCompletes), _controlled_shutdowns),
+    Family((K.LogDirFailure,), _log_dir_failures),
+    Family((K.AdminPreferredReplicaElection,), _preferred_elections),
+    Family((K.AutoLeaderRebalanceTimer,), _auto_rebalance_timer),
+    Family((K.AdminAlterUncleanLeaderElection,), _unclean_config_changes),
+    Family((K.AdminCancelReassignment,), _reassignment_cancellations),
+)
+
+
+def enabled_actions(scenario: Scenario, state: ClusterState) -> list[Action]:
+    """The actions enabled in ``state``, family by family in the order of :data:`FAMILIES`."""
+    e = Enabling.of(scenario, state)
+    return [action for family in FAMILIES for action in family.enabled(e)]
+
+
+__all__ = ["ACTIONS", "FAMILIES", "Action", "ActionKind", "ActionSpec", "Actor", "Family", "enabled_actions"]
