@@ -244,34 +244,10 @@ def load_scenario(text: str, default_name: str = "scenario") -> Scenario:
 
     kafka = _table(doc, "kafka")
     _check_keys(kafka, _KAFKA_KEYS, "[kafka]")
-    version_text = kafka.get("version", DEFAULT_VERSION)
-    if not isinstance(version_text, str):
-        raise ScenarioError(f"[kafka] version = {shown(repr(version_text))} must be a quoted string such as "
-                            f"\"{DEFAULT_VERSION}\".")
-    if version_text not in SUPPORTED_VERSIONS:
-        raise ScenarioError(
-            f"[kafka] version = {shown(repr(version_text))} is not modelled; use one of "
-            f"{', '.join(SUPPORTED_VERSIONS)} (2.4 changed reassignment with KIP-455, not modelled yet)."
-        )
-    major, minor = (int(x) for x in str(version_text).split("."))
-    version = (major, minor)
+    version = _version(kafka)
 
     brokers = _brokers(doc)
-    raw_topics = _array_of_tables(doc, "topics")
-    if len(raw_topics) > MAX_TOPICS:
-        raise ScenarioError(f"the scenario declares {len(raw_topics)} [[topics]], more than an exhaustive search "
-                            f"can cover; use at most {MAX_TOPICS}.")
-    topics = tuple(_topic(t, i, brokers) for i, t in enumerate(raw_topics))
-    if not topics:
-        raise ScenarioError("the scenario has no [[topics]]; add at least one topic to explore.")
-    names = [t.name for t in topics]
-    for n in names:
-        if names.count(n) > 1:
-            raise ScenarioError(f"topic {n!r} is declared twice in [[topics]]; give each topic one entry.")
-    total = sum(len(r) for t in topics for r in t.replicas)
-    if total > MAX_TOTAL_REPLICAS:
-        raise ScenarioError(f"the topics have {total} replicas in all, more than an exhaustive search can cover; "
-                            f"keep them at most {MAX_TOTAL_REPLICAS}.")
+    topics = _topics(doc, brokers)
 
     bounds_t = _table(doc, "bounds")
     _check_keys(bounds_t, _BOUNDS_KEYS, "[bounds]")
@@ -279,33 +255,9 @@ def load_scenario(text: str, default_name: str = "scenario") -> Scenario:
 
     check = _table(doc, "check")
     _check_keys(check, _CHECK_KEYS, "[check]")
-    properties: tuple[str, ...] | None = None
-    if "properties" in check:
-        props = check["properties"]
-        if not isinstance(props, list) or not all(isinstance(p, str) for p in props):
-            raise ScenarioError("[check] properties must be a list of property names; see `kmc properties`.")
-        if not props:
-            raise ScenarioError("[check] properties = [] checks nothing, so no verdict could mean anything; list "
-                                "at least one property (see `kmc properties`), or drop the key to check them all.")
-        for prop in props:
-            if not _PROPERTY_NAME.fullmatch(prop):
-                raise ScenarioError(f"[check] properties: '{shown(prop)}' is not a property name (snake_case, at most "
-                                    "100 characters); see `kmc properties`.")
-        properties = tuple(props)
+    properties = _properties(check)
 
-    bugs_t = _table(doc, "bugs")
-    bugs = {name for name, b in BUGS.items() if b.default_for(version)}
-    for name, value in bugs_t.items():
-        if name not in BUGS:
-            raise ScenarioError(renamed_switch_hint("[bugs]", name)
-                                or f"[bugs] {shown(name)} is not a known bug switch; use one of "
-                                   f"{', '.join(sorted(BUGS))}.")
-        if not isinstance(value, bool):
-            raise ScenarioError(f"[bugs] {name} = {shown(repr(value))} must be true or false.")
-        if value:
-            bugs.add(name)
-        else:
-            bugs.discard(name)
+    bugs = _bugs(doc, version)
 
     name = doc.get("name", default_name)
     description = doc.get("description", "")
@@ -330,13 +282,83 @@ def load_scenario(text: str, default_name: str = "scenario") -> Scenario:
         unclean_leader_election_enable=_bool(kafka, "unclean_leader_election_enable", "[kafka]", default=False),
         bounds=bounds,
         properties=properties,
-        bugs=frozenset(bugs),
+        bugs=bugs,
         reassignments=tuple(_reassignment(r, i, topics, brokers)
                             for i, r in enumerate(_array_of_tables(doc, "reassignments"))),
         source=text,
         auto_leader_rebalance_enable=_bool(kafka, "auto_leader_rebalance_enable", "[kafka]", default=True),
         leader_imbalance_per_broker_percentage=_percentage(kafka),
     )
+
+
+def _version(kafka: Mapping[str, Any]) -> tuple[int, int]:
+    """``[kafka] version`` as (major, minor): one of the modelled versions."""
+    version_text = kafka.get("version", DEFAULT_VERSION)
+    if not isinstance(version_text, str):
+        raise ScenarioError(f"[kafka] version = {shown(repr(version_text))} must be a quoted string such as "
+                            f"\"{DEFAULT_VERSION}\".")
+    if version_text not in SUPPORTED_VERSIONS:
+        raise ScenarioError(
+            f"[kafka] version = {shown(repr(version_text))} is not modelled; use one of "
+            f"{', '.join(SUPPORTED_VERSIONS)} (2.4 changed reassignment with KIP-455, not modelled yet)."
+        )
+    major, minor = (int(x) for x in str(version_text).split("."))
+    return (major, minor)
+
+
+def _topics(doc: Mapping[str, Any], brokers: tuple[Broker, ...]) -> tuple[Topic, ...]:
+    """The ``[[topics]]``, each checked, their names unique and their replicas within what a search covers."""
+    raw_topics = _array_of_tables(doc, "topics")
+    if len(raw_topics) > MAX_TOPICS:
+        raise ScenarioError(f"the scenario declares {len(raw_topics)} [[topics]], more than an exhaustive search "
+                            f"can cover; use at most {MAX_TOPICS}.")
+    topics = tuple(_topic(t, i, brokers) for i, t in enumerate(raw_topics))
+    if not topics:
+        raise ScenarioError("the scenario has no [[topics]]; add at least one topic to explore.")
+    names = [t.name for t in topics]
+    for n in names:
+        if names.count(n) > 1:
+            raise ScenarioError(f"topic {n!r} is declared twice in [[topics]]; give each topic one entry.")
+    total = sum(len(r) for t in topics for r in t.replicas)
+    if total > MAX_TOTAL_REPLICAS:
+        raise ScenarioError(f"the topics have {total} replicas in all, more than an exhaustive search can cover; "
+                            f"keep them at most {MAX_TOTAL_REPLICAS}.")
+    return topics
+
+
+def _properties(check: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """``[check] properties``: the property names to check, or None for all of them."""
+    if "properties" not in check:
+        return None
+    props = check["properties"]
+    if not isinstance(props, list) or not all(isinstance(p, str) for p in props):
+        raise ScenarioError("[check] properties must be a list of property names; see `kmc properties`.")
+    if not props:
+        raise ScenarioError("[check] properties = [] checks nothing, so no verdict could mean anything; list "
+                            "at least one property (see `kmc properties`), or drop the key to check them all.")
+    for prop in props:
+        if not _PROPERTY_NAME.fullmatch(prop):
+            raise ScenarioError(f"[check] properties: '{shown(prop)}' is not a property name (snake_case, at most "
+                                "100 characters); see `kmc properties`.")
+    return tuple(props)
+
+
+def _bugs(doc: Mapping[str, Any], version: tuple[int, int]) -> frozenset[str]:
+    """The bug switches on: the version's defaults, changed by ``[bugs]``."""
+    bugs_t = _table(doc, "bugs")
+    bugs = {name for name, b in BUGS.items() if b.default_for(version)}
+    for name, value in bugs_t.items():
+        if name not in BUGS:
+            raise ScenarioError(renamed_switch_hint("[bugs]", name)
+                                or f"[bugs] {shown(name)} is not a known bug switch; use one of "
+                                   f"{', '.join(sorted(BUGS))}.")
+        if not isinstance(value, bool):
+            raise ScenarioError(f"[bugs] {name} = {shown(repr(value))} must be true or false.")
+        if value:
+            bugs.add(name)
+        else:
+            bugs.discard(name)
+    return frozenset(bugs)
 
 
 _BUGS_HEADER = re.compile(r"^\[bugs\][ \t]*(#.*)?$", re.MULTILINE)
@@ -522,32 +544,44 @@ def _topic_assignment(raw: Any, index: int, brokers: Sequence[Broker]) -> Topic:
     if created not in ("initially", "by_admin"):
         raise ScenarioError(f"{where}: created = {shown(repr(created))} must be \"initially\" or \"by_admin\".")
     deleted = _bool(raw, "deleted_by_admin", where, default=False)
-    ids = [b.id for b in brokers]
+    initially = created == "initially"
     if "replicas" in raw:
-        for key in ("partitions", "replication_factor", "start_index", "replica_shift"):
-            if key in raw:
-                raise ScenarioError(f"{where} gives both replicas and {key}; give an explicit assignment "
-                                    "or let Kafka's algorithm compute it, not both.")
-        reps = raw["replicas"]
-        if not isinstance(reps, list) or not all(
-            isinstance(r, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in r) for r in reps
-        ):
-            raise ScenarioError(f"{where}: replicas must be a list of broker-id lists, e.g. [[0, 1], [1, 2]].")
-        count = sum(len(r) for r in reps)
-        if count > MAX_TOPIC_REPLICAS:
-            raise ScenarioError(f"{where} lists {count} replicas; keep them at most {MAX_TOPIC_REPLICAS} so that "
-                                "the state space stays explorable.")
-        if not reps:
-            raise ScenarioError(f"{where}: replicas = [] lists no partition; give one broker-id list per "
-                                "partition, e.g. [[0, 1], [1, 2]].")
-        assignment = {p: tuple(r) for p, r in enumerate(reps)}
-        try:
-            kafka_assignment.validate_replica_assignment(assignment, ids)
-        except kafka_assignment.KafkaAdminError as e:
-            raise ScenarioError(f"{where}: {e.kafka_class.rsplit('.', 1)[-1]}: {str(e).rstrip('.')}; "
-                                "fix its replicas.") from None
-        return Topic(name, tuple(assignment[p] for p in range(len(assignment))), False, created == "initially",
-                     deleted)
+        return Topic(name, _explicit_assignment(raw, where, brokers), False, initially, deleted)
+    return Topic(name, _computed_assignment(raw, where, brokers), True, initially, deleted)
+
+
+def _explicit_assignment(raw: Mapping[str, Any], where: str, brokers: Sequence[Broker]
+                         ) -> tuple[tuple[int, ...], ...]:
+    """A topic's ``replicas``: an assignment Kafka's ``validateReplicaAssignment`` accepts."""
+    for key in ("partitions", "replication_factor", "start_index", "replica_shift"):
+        if key in raw:
+            raise ScenarioError(f"{where} gives both replicas and {key}; give an explicit assignment "
+                                "or let Kafka's algorithm compute it, not both.")
+    reps = raw["replicas"]
+    if not isinstance(reps, list) or not all(
+        isinstance(r, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in r) for r in reps
+    ):
+        raise ScenarioError(f"{where}: replicas must be a list of broker-id lists, e.g. [[0, 1], [1, 2]].")
+    count = sum(len(r) for r in reps)
+    if count > MAX_TOPIC_REPLICAS:
+        raise ScenarioError(f"{where} lists {count} replicas; keep them at most {MAX_TOPIC_REPLICAS} so that "
+                            "the state space stays explorable.")
+    if not reps:
+        raise ScenarioError(f"{where}: replicas = [] lists no partition; give one broker-id list per "
+                            "partition, e.g. [[0, 1], [1, 2]].")
+    assignment = {p: tuple(r) for p, r in enumerate(reps)}
+    try:
+        kafka_assignment.validate_replica_assignment(assignment, [b.id for b in brokers])
+    except kafka_assignment.KafkaAdminError as e:
+        raise ScenarioError(f"{where}: {e.kafka_class.rsplit('.', 1)[-1]}: {str(e).rstrip('.')}; "
+                            "fix its replicas.") from None
+    return tuple(assignment[p] for p in range(len(assignment)))
+
+
+def _computed_assignment(raw: Mapping[str, Any], where: str, brokers: Sequence[Broker]
+                         ) -> tuple[tuple[int, ...], ...]:
+    """A topic's assignment as Kafka's ``assignReplicasToBrokers`` computes it from ``partitions``,
+    ``replication_factor``, ``start_index`` and ``replica_shift``."""
     partitions = _int(raw, "partitions", where, minimum=None)
     rf = _int(raw, "replication_factor", where, minimum=None)
     start = _int(raw, "start_index", where, default=0, minimum=0)
@@ -574,7 +608,7 @@ def _topic_assignment(raw: Any, index: int, brokers: Sequence[Broker]) -> Topic:
         )
     except kafka_assignment.KafkaAdminError as e:
         raise ScenarioError(f"{where}: {e.kafka_class.rsplit('.', 1)[-1]}: {e}") from None
-    return Topic(name, tuple(computed[p] for p in sorted(computed)), True, created == "initially", deleted)
+    return tuple(computed[p] for p in sorted(computed))
 
 
 def _table(doc: Mapping[str, Any], key: str) -> Mapping[str, Any]:

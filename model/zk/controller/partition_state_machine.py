@@ -129,6 +129,9 @@ def _do_elect_leader_for_partitions(step: Step, partitions: list[TopicPartition]
     recipient. Controlled shutdown (``leaderForControlledShutdown``): the first assigned replica live, in
     the ISR and not shutting down, ISR without the shutting-down brokers; the live-or-shutting-down
     replicas are the recipients from 2.1 (KAFKA-7482), the live ones only before (KAFKA_7482).
+
+    One branch per strategy: it mirrors Kafka's ``partitionLeaderElectionStrategy match`` in
+    ``PartitionStateMachine.doElectLeaderForPartitions`` (2.3).
     """
     done: list[TopicPartition] = []
     retry: list[TopicPartition] = []

@@ -47,6 +47,10 @@ def handle_state_changes(step: Step, replicas: Iterable[Replica], target: Replic
 
 def _do_handle_state_changes(step: Step, broker: int, replicas: Sequence[Replica], target: ReplicaState,
                              deletion_callback: bool) -> None:
+    """``doHandleStateChanges`` for one broker's replicas: the replicas not in a valid previous state of
+    ``target`` are logged as illegal transitions and left unchanged; the others move to ``target``. It
+    mirrors Kafka's ``targetState match`` in ``ReplicaStateMachine.doHandleStateChanges`` (2.3), one branch
+    per replica state."""
     valid: list[Replica] = []
     allowed = step.replica_table[target]
     for r in replicas:
