@@ -366,6 +366,39 @@ def _replica_flow(
     """
     groups = {r: cluster.brokers_in(r) for r in cluster.rack_names} if cluster.racks else {"": cluster.brokers}
     group_of = {b: r for r, bs in groups.items() for b in bs}
+    net = _flow_network(current, rfs, cluster, replica_bounds, groups, exact)
+    flow = net.solve()
+    if flow is None:
+        return None
+    kept: dict[TopicPartition, list[int]] = {}
+    for i, (tp, reps) in enumerate(current.items()):
+        kept[tp] = [b for b in dict.fromkeys(reps) if b in group_of and flow[("pr", i, group_of[b])].get(("b", b), 0)]
+    if exact:
+        return {tp: (*kept[tp], *sorted(b for r in groups for b in groups[r]
+                                        if b not in reps and flow[("pr", i, r)].get(("b", b), 0)))
+                for i, (tp, reps) in enumerate(current.items())}
+    units: dict[str, list[tuple[int, TopicPartition]]] = {r: [] for r in groups}
+    for i, tp in enumerate(current):
+        for r in groups:
+            units[r] += [(i, tp)] * flow[("pr", i, r)].get(("pool", r), 0)
+    landing = {b: flow[("pool", group_of[b])][("b", b)] for b in cluster.brokers}
+    new = _land_pool_units(units, groups, landing, kept)
+    if new is None:
+        return _replica_flow(current, rfs, cluster, replica_bounds, exact=True)
+    return {tp: tuple(kept[tp]) + tuple(new.get(tp, ())) for tp in current}
+
+
+
+def _flow_network(
+    current: Mapping[TopicPartition, tuple[int, ...]],
+    rfs: Mapping[TopicPartition, int],
+    cluster: Cluster,
+    replica_bounds: Mapping[int, tuple[int, int]],
+    groups: Mapping[str, Sequence[int]],
+    exact: bool,
+) -> _Network:
+    """The network of :func:`_replica_flow` (with pools, or ``exact``) over the racks' broker ``groups``."""
+    group_of = {b: r for r, bs in groups.items() for b in bs}
     net = _Network()
     net.supply("source", "sink", sum(rfs.values()))
     for i, (tp, reps) in enumerate(current.items()):
@@ -391,26 +424,7 @@ def _replica_flow(
     for b in cluster.brokers:
         lo, hi = replica_bounds[b]
         net.edge(("b", b), "sink", hi, low=lo)
-    flow = net.solve()
-    if flow is None:
-        return None
-    kept: dict[TopicPartition, list[int]] = {}
-    for i, (tp, reps) in enumerate(current.items()):
-        kept[tp] = [b for b in dict.fromkeys(reps) if b in group_of and flow[("pr", i, group_of[b])].get(("b", b), 0)]
-    if exact:
-        return {tp: (*kept[tp], *sorted(b for r in groups for b in groups[r]
-                                        if b not in reps and flow[("pr", i, r)].get(("b", b), 0)))
-                for i, (tp, reps) in enumerate(current.items())}
-    units: dict[str, list[tuple[int, TopicPartition]]] = {r: [] for r in groups}
-    for i, tp in enumerate(current):
-        for r in groups:
-            units[r] += [(i, tp)] * flow[("pr", i, r)].get(("pool", r), 0)
-    landing = {b: flow[("pool", group_of[b])][("b", b)] for b in cluster.brokers}
-    new = _land_pool_units(units, groups, landing, kept)
-    if new is None:
-        return _replica_flow(current, rfs, cluster, replica_bounds, exact=True)
-    return {tp: tuple(kept[tp]) + tuple(new.get(tp, ())) for tp in current}
-
+    return net
 
 def _land_pool_units(
     units: Mapping[str, Sequence[tuple[int, TopicPartition]]],
