@@ -171,6 +171,17 @@ class Column:
     row: str
     column: str
     title: str
+    summary: bool = True  # False: a column of a detail table, shown because a step changes it
+
+    @property
+    def short_title(self) -> str:
+        """The title without the row key, for a table of the column's group."""
+        return self.title[len(self.row) + 1:] if self.row and self.title.startswith(self.row + " ") else self.title
+
+    @property
+    def group(self) -> str:
+        """The row key the column belongs to (a partition, a broker), or its table's id for one-row tables."""
+        return self.row or self.table
 
 
 @attrs.frozen
@@ -194,30 +205,52 @@ class StepTable:
     columns: tuple[Column, ...]
     rows: tuple[StepRow, ...]
 
+    def groups(self, width: int = 8) -> list[tuple[str, list[int]]]:
+        """The column indices by group (a partition, the cluster, a broker, the controller), in column order,
+        neighbouring groups joined while they hold at most ``width`` columns: tables that read without
+        scrolling sideways, however many partitions the scenario has."""
+        groups: dict[str, list[int]] = {}
+        for index, column in enumerate(self.columns):
+            groups.setdefault(column.group, []).append(index)
+        joined: list[tuple[str, list[int]]] = []
+        for name, indices in groups.items():
+            if joined and len(joined[-1][1]) + len(indices) <= width:
+                joined[-1] = (f"{joined[-1][0]} · {name}", joined[-1][1] + indices)
+            else:
+                joined.append((name, indices))
+        return joined
+
 
 def step_title(action: str, view: Mapping[str, Any]) -> str:
     return str(view.get("title") or action)
 
 
 def step_table(trace: Trace) -> StepTable:
-    """The trace's summary tables flattened into one row per state (initial state first)."""
+    """The trace's summary tables flattened into one row per state (initial state first), followed by
+    the columns of its other tables that some step changes (a controller's event queue, the requests
+    waiting for a broker: where a race between an event and a stale response shows)."""
     views: list[Mapping[str, Any]] = [trace.initial_view, *(s.view for s in trace.steps)]
     columns: list[Column] = []
     seen: set[tuple[str, str, str]] = set()
-    for view in views:
-        for table in _summary_tables(view):
-            for row in table.get("rows", ()):
-                for column in table.get("columns", ()):
-                    key = (table["id"], row["key"], column["id"])
-                    if key not in seen:
-                        seen.add(key)
-                        title = f"{row['key']} {column['title']}" if row["key"] else column["title"]
-                        columns.append(Column(table["id"], row["key"], column["id"], title))
+    for summary in (True, False):
+        for view in views:
+            for table in view_tables(view):
+                if bool(table.get("summary")) != summary:
+                    continue
+                for row in table.get("rows", ()):
+                    for column in table.get("columns", ()):
+                        key = (table["id"], row["key"], column["id"])
+                        if key not in seen:
+                            seen.add(key)
+                            title = f"{row['key']} {column['title']}" if row["key"] else column["title"]
+                            columns.append(Column(table["id"], row["key"], column["id"], title, summary))
+    all_values = [_cells(view) for view in views]
+    columns = [c for c in columns if c.summary or len({format_value(v.get((c.table, c.row, c.column)))
+                                                        for v in all_values}) > 1]
     rows: list[StepRow] = []
     previous: tuple[str, ...] | None = None
     actions = ["initial state", *(s.action for s in trace.steps)]
-    for number, (view, action) in enumerate(zip(views, actions, strict=True)):
-        values = _cells(view)
+    for number, (values, view, action) in enumerate(zip(all_values, views, actions, strict=True)):
         cells = tuple(format_value(values.get((c.table, c.row, c.column))) for c in columns)
         changed = tuple(False for _ in cells) if previous is None else tuple(
             a != b for a, b in zip(cells, previous, strict=True))
@@ -227,13 +260,9 @@ def step_table(trace: Trace) -> StepTable:
     return StepTable(tuple(columns), tuple(rows))
 
 
-def _summary_tables(view: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return [t for t in view.get("tables", ()) if t.get("summary")]
-
-
 def _cells(view: Mapping[str, Any]) -> dict[tuple[str, str, str], Any]:
     out: dict[tuple[str, str, str], Any] = {}
-    for table in _summary_tables(view):
+    for table in view_tables(view):
         for row in table.get("rows", ()):
             for column_id, value in row.get("cells", {}).items():
                 out[(table["id"], row["key"], column_id)] = value

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
 from pathlib import Path
 
 import pytest
-from reports_fixtures import shipped_document
+from reports_fixtures import document_of_toml, shipped_document
 
 from reports.bundle import bundle_files
 
@@ -61,7 +62,8 @@ def test_report_html_renders_in_chromium_without_network(tmp_path: Path) -> None
                     encoding="utf-8")
     dom, fetched = _browse(page, tmp_path)
     assert fetched == []
-    for text in ("Step table", "t-0 leader", "ReplicaDeletionStarted", "Sequence diagram", "States per level",
+    for text in ("Step table", "<caption>t-0</caption>", "ReplicaDeletionStarted", "Sequence diagram",
+                 "States per level",
                  "Per-action coverage", "Narrative", "Changed state of replica 0 for partition t-0"):
         assert text in dom
     for lane in ("admin", "controller", "ZooKeeper", "broker 0", "broker 1", "broker 2"):
@@ -81,3 +83,40 @@ def test_report_html_renders_in_chromium_without_network(tmp_path: Path) -> None
     probe.write_text('<html><body><img src="http://127.0.0.1:9/x.png">probe</body></html>', encoding="utf-8")
     _, probe_fetched = _browse(probe, tmp_path)
     assert probe_fetched == ["http://127.0.0.1:9/x.png"]
+
+
+TWO_PARTITIONS = """
+name = "two-partitions"
+[cluster]
+brokers = [{ id = 0 }, { id = 1 }, { id = 2 }]
+[[topics]]
+name = "t"
+partitions = 2
+replication_factor = 2
+deleted_by_admin = true
+[bounds]
+broker_failures = 1
+[check]
+properties = ["deletion_completes_only_when_all_replicas_succeeded"]
+[bugs]
+PLANTED_COMPLETE_DELETION_ON_FIRST_SUCCESS = true
+"""
+
+#: Appended to a copy of the page: records how many of its parts are wider than the window (forcing a layout).
+_MEASURE = ("<script>const wide = [...document.querySelectorAll('.scroll')].filter(e => e.scrollWidth > "
+            "e.clientWidth).length + (document.documentElement.scrollWidth > window.innerWidth ? 1 : 0); "
+            "document.body.setAttribute('data-wide', String(wide));</script>")
+
+
+def test_two_partitions_read_without_scrolling_sideways(tmp_path: Path) -> None:
+    """With two partitions the step table is cut into tables per partition, cluster, brokers and controller
+    that fit a 1400-pixel window: nothing on the page scrolls sideways; the controller's event queue and the
+    brokers' request channels are among the columns."""
+    html = bundle_files(document_of_toml(TWO_PARTITIONS), ("html",))["report.html"]
+    assert "<caption>t-0</caption>" in html and "<caption>t-1</caption>" in html
+    assert "<th>event queue</th>" in html and "<th>broker 2 requests queued for it</th>" in html
+    page = tmp_path / "report.html"
+    measured = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", html)  # the page allows no script
+    page.write_text(measured.replace("</body>", _MEASURE + "</body>"), encoding="utf-8")
+    dom, _ = _browse(page, tmp_path, "--window-size=1400,2000")
+    assert 'data-wide="0"' in dom
