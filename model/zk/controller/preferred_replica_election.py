@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from model.zk.controller import partition_state_machine
+from model.zk.controller import partition_state_machine, scala_order
 from model.zk.controller.election import preferred_replica_partition_leader_election
 from model.zk.state.states import PartitionState
 from model.zk.state.step import Step
@@ -114,13 +114,18 @@ def on_preferred_replica_election(step: Step, partitions: Iterable[TopicPartitio
 
 
 def process_auto_preferred_replica_leader_election(step: Step) -> None:
-    """``checkAndTriggerAutoLeaderRebalance`` (2.3; with KAFKA-9866's candidate filter when the switch is off)."""
+    """``checkAndTriggerAutoLeaderRebalance`` (2.3; with KAFKA-9866's candidate filter when the switch is off).
+
+    The preferred brokers are visited in the order of ``groupBy``'s Scala map (:mod:`.scala_order`: for brokers
+    0 – 3, 2, 1, 3, 0), not sorted; each broker's imbalance is read when its turn comes, after the elections of
+    the brokers before it."""
     by_preferred: dict[int, list[TopicPartition]] = {}
     for tp, reps in sorted(step.assignment.items()):
         if reps and not step.is_topic_queued_up_for_deletion(tp[0]):
             by_preferred.setdefault(reps[0], []).append(tp)
     threshold = step.scenario.leader_imbalance_per_broker_percentage / 100
-    for broker, partitions in sorted(by_preferred.items()):
+    for broker in scala_order.group_by_order(list(by_preferred)):
+        partitions = by_preferred[broker]
         not_preferred = [tp for tp in partitions if tp in step.leadership and _leader(step, tp) != broker]
         ratio = len(not_preferred) / len(partitions)
         if ratio <= threshold:
