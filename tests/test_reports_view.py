@@ -20,31 +20,31 @@ def stale() -> Trace:
 
 
 def test_the_stale_response_is_visible_in_the_steps(stale: Trace) -> None:
-    """Broker 0 answers StopReplica as broker epoch 1 (step 7), restarts as epoch 2 (step 10), and the
+    """Broker 1 answers StopReplica as broker epoch 1 (step 7), restarts as epoch 2 (step 10), and the
     controller's handling of the old answer (step 13) is titled as stale, with the deletion it completes."""
     titles = [s.view["title"] for s in stale.steps]
-    assert titles[9] == "Broker 0 restarts and registers /brokers/ids/0 with broker epoch 2"
-    assert titles[12].startswith("Controller processes TopicDeletionStopReplicaResponseReceived(broker 0, t-0, NONE, "
+    assert titles[9] == "Broker 1 restarts and registers /brokers/ids/1 with broker epoch 2"
+    assert titles[12].startswith("Controller processes TopicDeletionStopReplicaResponseReceived(broker 1, t-0, NONE, "
                                  "answered by broker epoch 1)")
-    assert titles[12].endswith("broker 0 has restarted since (broker epoch 2): the response is stale")
-    assert stale.steps[12].view["phase"] == ("TopicDeletionManager.completeReplicaDeletion(t-0@0); "
+    assert titles[12].endswith("broker 1 has restarted since (broker epoch 2): the response is stale")
+    assert stale.steps[12].view["phase"] == ("TopicDeletionManager.completeReplicaDeletion(t-0@1); "
                                             "completeDeleteTopic(t)")
-    response = {"from": "broker 0", "to": "controller", "label": "StopReplica response t-0: NONE (sent by broker "
+    response = {"from": "broker 1", "to": "controller", "label": "StopReplica response t-0: NONE (sent by broker "
                 "epoch 1)", "kind": "response"}
     assert response in stale.steps[6].view["messages"]
 
 
 def test_broker_change_phase_and_log_follow_kafka(stale: Trace) -> None:
-    """Handling the BrokerChange that sees broker 0 bounced and broker 1 gone names Kafka's callbacks in
+    """Handling the BrokerChange that sees broker 1 bounced and broker 2 gone names Kafka's callbacks in
     processBrokerChange's order and logs Kafka's controller.log and state-change.log lines."""
     step = stale.steps[10].view
-    assert step["phase"] == "BrokerChange: onBrokerFailure(0); onBrokerStartup(0); onBrokerFailure(1)"
+    assert step["phase"] == "BrokerChange: onBrokerFailure(1); onBrokerStartup(1); onBrokerFailure(2)"
     lines = [entry["line"] for entry in step["log"]]
-    assert "Newly added brokers: , deleted brokers: 1, bounced brokers: 0, all live brokers: 0,2" in lines
-    assert ("[Controller epoch=1] Changed state of replica 0 for partition t-0 from ReplicaDeletionStarted to "
+    assert "Newly added brokers: , deleted brokers: 2, bounced brokers: 1, all live brokers: 0,1" in lines
+    assert ("[Controller epoch=1] Changed state of replica 1 for partition t-0 from ReplicaDeletionStarted to "
             "ReplicaDeletionIneligible") in lines
     sent = [m["label"] for m in step["messages"] if m["kind"] == "request"]
-    assert sent[0] == "LeaderAndIsr(controllerEpoch=1, brokerEpoch=2) [t-0 leader=-1 leaderEpoch=2 isr=[1]]"
+    assert sent[0] == "LeaderAndIsr(controllerEpoch=1, brokerEpoch=2) [t-0 leader=-1 leaderEpoch=3 isr=[1]]"
 
 
 def test_views_are_plain_json_with_summary_tables(stale: Trace) -> None:

@@ -347,6 +347,12 @@ def _admin_alter_unclean_leader_election(v: _StepView) -> None:
     v.title = f"Admin sets unclean.leader.election.enable={value} for the cluster (kafka-configs)"
 
 
+def _admin_alter_topic_unclean_leader_election(v: _StepView) -> None:
+    topic = v.action.topic
+    v.message(ADMIN, ZOOKEEPER, f"set unclean.leader.election.enable=true in /config/topics/{topic}", "write")
+    v.title = f"Admin sets unclean.leader.election.enable=true for topic {topic} (kafka-configs)"
+
+
 def _admin_cancel_reassignment(v: _StepView) -> None:
     v.message(ADMIN, ZOOKEEPER, "delete /admin/reassign_partitions", "write")
     v.title = "Admin cancels the reassignment: deletes /admin/reassign_partitions"
@@ -598,6 +604,7 @@ _STEP_VIEWS: dict[ActionKind, Callable[[_StepView], None]] = {
     K.AdminPreferredReplicaElection: _admin_preferred_replica_election,
     K.AutoLeaderRebalanceTimer: _auto_rebalance_timer,
     K.AdminAlterUncleanLeaderElection: _admin_alter_unclean_leader_election,
+    K.AdminAlterTopicUncleanLeaderElection: _admin_alter_topic_unclean_leader_election,
     K.AdminCancelReassignment: _admin_cancel_reassignment,
 }
 

@@ -106,6 +106,9 @@ class Topic:
     recreated_by_admin: bool = False  # an admin creates it again, once, after its deletion
     recreated_replicas: tuple[tuple[int, ...], ...] = ()  # the re-created topic's assignment (default: replicas)
     preferred_replica_election: bool = False  # an admin runs kafka-preferred-replica-election for its partitions, once
+    # an admin sets the topic's unclean.leader.election.enable=true (kafka-configs), once, within [bounds]
+    # unclean_config_changes
+    unclean_leader_election_enable_by_admin: bool = False
     partially_deleted: tuple[int, ...] = ()  # partitions whose state znode a crashed controller deleted (see
     #                                          model.zk.kafka_model.initial_state)
 
@@ -124,7 +127,7 @@ class Bounds:
     controlled_shutdowns: int = 0  # ControlledShutdownRequests brokers send (retries included)
     auto_rebalance_checks: int = 0  # firings of the auto leader rebalance timer
     log_dir_failures: int = 0  # a broker's log directory holding one partition fails
-    unclean_config_changes: int = 0  # an admin flips unclean.leader.election.enable (dynamic cluster default)
+    unclean_config_changes: int = 0  # an admin flips unclean.leader.election.enable (cluster default or a topic's)
     # controllers that resigned on an exception out of onControllerFailover (elect's triggerControllerMove) after
     # which the search still expands states: each resignation elects a successor with the next controller epoch
     controller_resignations: int = 0
@@ -192,7 +195,7 @@ _BROKER_KEYS = {"id", "rack"}
 _TOPIC_KEYS = {
     "name", "partitions", "replication_factor", "replicas", "start_index", "replica_shift",
     "created", "deleted_by_admin", "add_partitions", "recreated_by_admin", "recreated_replicas",
-    "preferred_replica_election", "partially_deleted",
+    "preferred_replica_election", "partially_deleted", "unclean_leader_election_enable_by_admin",
 }
 _KAFKA_KEYS = {"version", "delete_topic_enable", "unclean_leader_election_enable", "auto_leader_rebalance_enable",
                "leader_imbalance_per_broker_percentage"}
@@ -515,6 +518,7 @@ def _topic(raw: Any, index: int, brokers: Sequence[Broker]) -> Topic:
             raise ScenarioError(f"{where}: recreated_replicas needs recreated_by_admin = true.")
         again = _topic_assignment({"name": topic.name, "replicas": raw["recreated_replicas"]}, index, brokers).replicas
     preferred = _bool(raw, "preferred_replica_election", where, default=False)
+    unclean = _bool(raw, "unclean_leader_election_enable_by_admin", where, default=False)
     partial = raw.get("partially_deleted", [])
     if (not isinstance(partial, list) or not all(isinstance(p, int) and not isinstance(p, bool) for p in partial)
             or len(set(partial)) != len(partial)):
@@ -527,7 +531,8 @@ def _topic(raw: Any, index: int, brokers: Sequence[Broker]) -> Topic:
         raise ScenarioError(f"{where}: partially_deleted needs deleted_by_admin = true and a topic present from the "
                             "start (a controller crashed while deleting it).")
     return attrs.evolve(topic, add_partitions=add, recreated_by_admin=recreated, recreated_replicas=again,
-                        preferred_replica_election=preferred, partially_deleted=tuple(sorted(partial)))
+                        preferred_replica_election=preferred, partially_deleted=tuple(sorted(partial)),
+                        unclean_leader_election_enable_by_admin=unclean)
 
 
 def _topic_assignment(raw: Any, index: int, brokers: Sequence[Broker]) -> Topic:

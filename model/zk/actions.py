@@ -66,6 +66,7 @@ class ActionKind(enum.StrEnum):
     AdminPreferredReplicaElection = "AdminPreferredReplicaElection"
     AutoLeaderRebalanceTimer = "AutoLeaderRebalanceTimer"
     AdminAlterUncleanLeaderElection = "AdminAlterUncleanLeaderElection"
+    AdminAlterTopicUncleanLeaderElection = "AdminAlterTopicUncleanLeaderElection"
     AdminCancelReassignment = "AdminCancelReassignment"
 
 
@@ -219,6 +220,8 @@ ACTIONS: Mapping[ActionKind, ActionSpec] = {
         Actor.CONTROLLER, lambda step, a: environment.auto_rebalance_timer(step), _bare),
     K.AdminAlterUncleanLeaderElection: ActionSpec(
         Actor.ADMIN, lambda step, a: environment.admin_alter_unclean_leader_election(step), _bare),
+    K.AdminAlterTopicUncleanLeaderElection: ActionSpec(
+        Actor.ADMIN, _handler_of_topic(environment.admin_alter_topic_unclean_leader_election), _by_topic),
     K.AdminCancelReassignment: ActionSpec(
         Actor.ADMIN, _handler_of_command(environment.admin_cancel_reassignment), _by_reassignment),
 }
@@ -375,8 +378,15 @@ def _auto_rebalance_timer(e: Enabling) -> Enabled:
 
 
 def _unclean_config_changes(e: Enabling) -> Enabled:
-    if e.state.budget.unclean_config_changes < e.scenario.bounds.unclean_config_changes:
-        yield Action(K.AdminAlterUncleanLeaderElection)
+    """The cluster-wide default flips; a topic whose scenario entry allows it gets its override (once)."""
+    if e.state.budget.unclean_config_changes >= e.scenario.bounds.unclean_config_changes:
+        return
+    yield Action(K.AdminAlterUncleanLeaderElection)
+    zk = e.state.zk
+    for t in e.scenario.topics:
+        if (t.unclean_leader_election_enable_by_admin and t.name not in zk.topic_unclean_leader_election_enable
+                and zk.topic_assignment(t.name) is not None):
+            yield Action(K.AdminAlterTopicUncleanLeaderElection, topic=t.name)
 
 
 def _reassignment_cancellations(e: Enabling) -> Enabled:
@@ -418,7 +428,7 @@ FAMILIES: tuple[Family, ...] = (
     Family((K.LogDirFailure,), _log_dir_failures),
     Family((K.AdminPreferredReplicaElection,), _preferred_elections),
     Family((K.AutoLeaderRebalanceTimer,), _auto_rebalance_timer),
-    Family((K.AdminAlterUncleanLeaderElection,), _unclean_config_changes),
+    Family((K.AdminAlterUncleanLeaderElection, K.AdminAlterTopicUncleanLeaderElection), _unclean_config_changes),
     Family((K.AdminCancelReassignment,), _reassignment_cancellations),
 )
 

@@ -76,6 +76,10 @@ def dispatch(step: Step, event: ControllerEvent) -> None:
     elif event.kind is EventKind.UncleanLeaderElectionEnable:
         step.messages.append("Unclean leader election has been enabled by default")
         partition_state_machine.trigger_online_partition_state_change(step)
+    elif event.kind is EventKind.TopicUncleanLeaderElectionEnable:
+        # processTopicUncleanLeaderElectionEnable (2.1+, KAFKA-6835)
+        step.messages.append(f"Unclean leader election has been enabled for topic {event.topic}")
+        partition_state_machine.trigger_online_partition_state_change(step, event.topic)
 
 
 def process_broker_change(step: Step) -> None:

@@ -167,7 +167,7 @@ def _do_elect_leader_for_partitions(step: Step, partitions: list[TopicPartition]
         else:
             recipients = [b for b in assigned if step.is_replica_online(b, tp)]
             any_isr_live = any(step.is_replica_online(b, tp) for b in read.isr)
-            unclean = (not any_isr_live) and step.zk_unclean_leader_election_enable
+            unclean = (not any_isr_live) and step.unclean_leader_election_enable(tp[0])
             leader = offline_partition_leader_election(assigned, read.isr, recipients, unclean)
             if leader is not None and leader in read.isr:
                 new_isr = tuple(b for b in read.isr if step.is_replica_online(b, tp))

@@ -176,6 +176,7 @@ def complete_delete_topic(step: Step, topic: str) -> None:
     # (with its partition-state znodes) go; both deletions fire the controller's child watches.
     step.controller_writes_zk(f"the deletion of /brokers/topics/{topic}")
     step.zk_topics.pop(topic, None)
+    step.zk_topic_unclean_leader_election_enable.discard(topic)
     for tp in [tp for tp in step.zk_partitions if tp[0] == topic]:
         del step.zk_partitions[tp]
     step.zk_delete_topics.discard(topic)

@@ -377,6 +377,22 @@ def admin_alter_unclean_leader_election(step: Step) -> None:
     step.budget = attrs.evolve(step.budget, unclean_config_changes=step.budget.unclean_config_changes + 1)
 
 
+def admin_alter_topic_unclean_leader_election(step: Step, topic: str) -> None:
+    """``kafka-configs --entity-type topics --entity-name <t> --alter --add-config
+    unclean.leader.election.enable=true`` (``AdminZkClient.changeTopicConfig``): the topic's config znode and a
+    change notification. The controller's broker applies it in ``TopicConfigHandler.processConfigChanges``,
+    which from 2.1 (KAFKA-6835) calls ``enableTopicUncleanLeaderElection``: a TopicUncleanLeaderElectionEnable
+    event for the active controller. In 1.1 – 2.0 it takes effect at the topic's next election, which reads the
+    topic's config from ZooKeeper (``zkClient.getLogConfigs``) in every version.
+
+    Deviation: the change notification reaches the controller's broker at once (Kafka's config change listener
+    processes it asynchronously, as the controller reads the config itself when it needs it)."""
+    step.zk_topic_unclean_leader_election_enable.add(topic)
+    if step.scenario.version >= (2, 1):
+        step.watch_events.append(ControllerEvent(EventKind.TopicUncleanLeaderElectionEnable, topic=topic))
+    step.budget = attrs.evolve(step.budget, unclean_config_changes=step.budget.unclean_config_changes + 1)
+
+
 def admin_cancel_reassignment(step: Step, index: int) -> None:
     """The admin cancels a stuck reassignment the only way 2.x offers: ``rmr /admin/reassign_partitions``. The
     controller watches only the znode's creation, so the reassignment in its memory goes on until a new

@@ -192,6 +192,8 @@ class Codec:
         w(len(zk.log_dir_event_notifications))
         out.extend(zk.log_dir_event_notifications)
         w(zk.unclean_leader_election_enable)
+        w(len(zk.topic_unclean_leader_election_enable))
+        out.extend(ti[t] for t in zk.topic_unclean_leader_election_enable)
 
     def _broker(self, out: list[int], br: BrokerState) -> None:
         w = out.append
@@ -478,8 +480,9 @@ class _Reader:
         reassign = self.replica_lists()
         preferred = self.tps()
         log_dirs = ints(nxt())
+        unclean = bool(nxt())
         return ZkState(brokers, assignments, partitions, delete, epoch, isr_changes, reassign, preferred, log_dirs,
-                       bool(nxt()))
+                       unclean, self.names())
 
     def controller(self) -> ControllerState:
         nxt, tp, ints, topics = self.nxt, self.tp, self.ints, self.topics

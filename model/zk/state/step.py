@@ -69,6 +69,7 @@ class Step:
     zk_reassign_partitions: dict[TopicPartition, tuple[int, ...]]
     zk_preferred_replica_election: set[TopicPartition]
     zk_log_dir_event_notifications: set[int]
+    zk_topic_unclean_leader_election_enable: set[str]
     # ControllerContext and TopicDeletionManager (of the acting controller)
     live_brokers: dict[int, int]
     assignment: dict[TopicPartition, tuple[int, ...]]
@@ -187,6 +188,8 @@ class Step:
             log_dir_event_notifications=_sorted(thawed("zk_log_dir_event_notifications"),
                                                 z.log_dir_event_notifications),
             unclean_leader_election_enable=self.zk_unclean_leader_election_enable,
+            topic_unclean_leader_election_enable=_sorted(thawed("zk_topic_unclean_leader_election_enable"),
+                                                         z.topic_unclean_leader_election_enable),
         ))
         acting = self.controller_state()
         if self.acting_zombie:
@@ -296,6 +299,12 @@ class Step:
 
     def all_topics(self) -> set[str]:
         return {t for t, _ in self.assignment}
+
+    def unclean_leader_election_enable(self, topic: str) -> bool:
+        """``LogConfig.uncleanLeaderElectionEnable`` of the topic as ``zkClient.getLogConfigs`` reads it when an
+        election needs it (``PartitionStateMachine.collectUncleanLeaderElectionState``, 1.1 – 2.3): the topic's
+        override (``/config/topics/<t>``) if set, else the cluster-wide default."""
+        return self.zk_unclean_leader_election_enable or topic in self.zk_topic_unclean_leader_election_enable
 
     def is_topic_queued_up_for_deletion(self, topic: str) -> bool:
         return topic in self.topics_to_be_deleted
@@ -485,6 +494,7 @@ _THAW: dict[str, Callable[[Step], Any]] = {
     "zk_reassign_partitions": lambda st: dict(st.source.zk.reassign_partitions),
     "zk_preferred_replica_election": lambda st: set(st.source.zk.preferred_replica_election),
     "zk_log_dir_event_notifications": lambda st: set(st.source.zk.log_dir_event_notifications),
+    "zk_topic_unclean_leader_election_enable": lambda st: set(st.source.zk.topic_unclean_leader_election_enable),
     "live_brokers": lambda st: dict(st.source_controller.live_brokers),
     "assignment": lambda st: dict(st.source_controller.assignments),
     "leadership": lambda st: dict(st.source_controller.leadership),

@@ -78,6 +78,7 @@ class EventKind(enum.IntEnum):
     LogDirEventNotification = 13
     LeaderAndIsrResponseReceived = 14
     UncleanLeaderElectionEnable = 15
+    TopicUncleanLeaderElectionEnable = 16
 
 
 @attrs.frozen
@@ -105,8 +106,8 @@ class ControllerEvent:
                     f"error={'KAFKA_STORAGE_ERROR' if self.error else 'NONE'})")
         if self.kind is EventKind.PartitionReassignmentIsrChange:
             return f"PartitionReassignmentIsrChange({partition_name(self.partitions[0])})"
-        if self.kind is EventKind.PartitionModifications:
-            return f"PartitionModifications({self.topic})"
+        if self.kind in (EventKind.PartitionModifications, EventKind.TopicUncleanLeaderElectionEnable):
+            return f"{self.kind.name}({self.topic})"
         if self.kind is EventKind.ControlledShutdown:
             return f"ControlledShutdown(id={self.broker}, brokerEpoch={self.request_epoch})"
         if self.kind is EventKind.LeaderAndIsrResponseReceived:
@@ -244,6 +245,8 @@ class ZkState:
     preferred_replica_election: tuple[TopicPartition, ...] = ()  # /admin/preferred_replica_election (empty: absent)
     log_dir_event_notifications: tuple[int, ...] = ()  # brokers named by /log_dir_event_notification children
     unclean_leader_election_enable: bool = False  # the cluster-wide dynamic config (/config/brokers/<default>)
+    # topics whose config (/config/topics/<t>) sets unclean.leader.election.enable=true
+    topic_unclean_leader_election_enable: tuple[str, ...] = ()
 
     def topic_assignment(self, topic: str) -> tuple[tuple[int, ...], ...] | None:
         for name, reps in self.topics:
