@@ -146,7 +146,7 @@ def read_manifest(run_dir: Path) -> LocalManifest | None:
         return manifest
     except ResumeError:
         raise
-    except (ValueError, TypeError, KeyError) as e:
+    except (ValueError, TypeError, KeyError, RecursionError) as e:  # RecursionError: nested thousands deep
         raise ResumeError(
             f"{path} is corrupt ({_short(e)}); the run cannot be resumed, start a new one"
         ) from None

@@ -255,7 +255,7 @@ def read_manifest(run_dir: Path) -> Manifest | None:
         return Manifest.from_json(data)
     except ResumeError:
         raise
-    except (ValueError, TypeError, KeyError, AttributeError) as e:
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:  # Recursion: nested too deep
         raise ResumeError(f"{path} is corrupt ({_first_line(e)}); the run cannot be resumed, start a new one") from None
 
 

@@ -592,3 +592,60 @@ def test_fuzz_kafka_files(full: bool, workdir: Path, capsys: pytest.CaptureFixtu
             shutil.rmtree(workdir / "out", ignore_errors=True)
 
     run_reader("kafka_files", full, kafka_commands(workdir), check, capsys)
+
+
+# -- held-out bad files for kmc plan and kmc validate ---------------------------------------------
+
+GOOD_PLAN = {"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [0, 1]}]}
+#: Files of the kinds a probe held out from the fuzzers: each goes to every file option of plan and validate.
+BAD_FILES: dict[str, bytes] = {
+    "arrays nested 100,000 deep": b"[" * 100_000 + b"]" * 100_000,
+    "objects nested 100,000 deep": b'{"a":' * 100_000 + b"1" + b"}" * 100_000,
+    "a byte-order mark": b"\xef\xbb\xbf" + json.dumps(GOOD_PLAN).encode(),
+    "UTF-16": json.dumps(GOOD_PLAN).encode("utf-16"),
+    "NaN as a partition": b'{"version":1,"partitions":[{"topic":"t","partition":NaN,"replicas":[0,1]}]}',
+    "Infinity as a replica": b'{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[0,1e999]}]}',
+    "a partition beyond Int": b'{"version":1,"partitions":[{"topic":"t","partition":99999999999999999999,'
+                              b'"replicas":[0,1]}]}',
+    "a negative replica": b'{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[-1,1]}]}',
+    "replicas as text": b'{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":"0,1"}]}',
+    "a duplicate key": b'{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[0,1]}],"partitions":[]}',
+    "a TOML file": b'[cluster]\nbrokers = [{ id = 0 }]\n',
+    "a JSON array": b"[1, 2, 3]",
+    "a JSON string": b'"plan"',
+    "an empty file": b"",
+    "binary": bytes(range(256)),
+    "a topic with a control character": json.dumps({"version": 1, "partitions": [
+        {"topic": "t\x1b[2J", "partition": 0, "replicas": [0, 1]}]}).encode(),
+    "an HTML topic": json.dumps({"version": 1, "partitions": [
+        {"topic": "<script>x</script>", "partition": 0, "replicas": [0, 1]}]}).encode(),
+    "describe output with a superscript partition": (b"\tTopic: t\tPartition: \xc2\xb2\tLeader: 0\tReplicas: 0,1\t"
+                                                     b"Isr: 0,1\n"),
+    "log-dirs with a superscript partition": b'{"version":1,"brokers":[{"broker":0,"logDirs":[{"partitions":'
+                                             b'[{"partition":"t-\xc2\xb2","size":1}]}]}]}',
+    "log dirs of control characters": json.dumps({"version": 1, "partitions": [
+        {"topic": "t", "partition": 0, "replicas": [0, 1], "log_dirs": ["\x1b[2J"]}]}).encode(),
+    "one line of 2 MB": b"x" * (2 << 20),
+}
+
+
+@pytest.mark.parametrize("bad", list(BAD_FILES))
+def test_held_out_bad_files_for_plan_and_validate(bad: str, workdir: Path) -> None:
+    """Each held-out bad file, as every file kmc plan and kmc validate read: a plan or a verdict (exit 0 or
+    1) or one sentence (exit 2); never a traceback, exit 4, a hang, or a control character printed raw."""
+    path, good = workdir / "bad.file", workdir / "good.json"
+    path.write_bytes(BAD_FILES[bad])
+    good.write_text(json.dumps(GOOD_PLAN), encoding="utf-8")
+    plan = ["plan", "--broker-list", "0,1,2", "--out", str(workdir / "out")]
+    commands = [
+        ["validate", str(path)],
+        ["validate", str(good), "--current", str(path)],
+        [*plan, "--current", str(path)],
+        [*plan, "--current", str(good), "--topics-to-move", str(path)],
+        [*plan, "--current", str(good), "--partition-sizes", str(path)],
+    ]
+    tally = Tally(f"held-out {bad}")
+    for command in commands:
+        result = invoke(*command)
+        tally.record(result)
+        assert "\x1b" not in result.output, (command, result.output)

@@ -319,7 +319,7 @@ def _resumed_run(run_dir: Path, scenario: str | None, engine: str | None) -> _Re
     except FileNotFoundError:
         raise UsageProblem(f"--resume {where}: it has no {RUN_FILE}, so it is not a run directory of this kmc; "
                            "start a new run.") from None
-    except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError) as e:
+    except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError, RecursionError) as e:
         raise UsageProblem(f"{shown_path(run_file)} is corrupt or unreadable ({type(e).__name__}); the run cannot "
                            "be resumed, start a new one.") from None
     if facts.get("symmetry"):

@@ -66,7 +66,7 @@ def not_a_json_object(text: str) -> str | None:
     """What ``text`` is when it is JSON but not an object (reassignment JSON is one), else None."""
     try:
         doc = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested thousands deep, not JSON kmc can read
         return None
     kinds = {list: "array", str: "string", bool: "true or false", int: "number", float: "number"}
     return None if isinstance(doc, dict) else f"JSON {kinds.get(type(doc), 'null')}"

@@ -36,6 +36,8 @@ def report(run_dir: Path, formats: tuple[str, ...], open_: bool) -> None:
         document = json.loads(summary.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         fail(f"{str(summary)!r} cannot be read as JSON ({e}); re-run the exploration to write it again.")
+    except RecursionError:
+        fail(f"{str(summary)!r} nests arrays or objects too deeply to be a kmc summary; re-run the exploration.")
     if not isinstance(document, dict):
         fail(f"{str(summary)!r} is not a kmc summary (not a JSON object); re-run the exploration.")
     wanted = formats or (() if open_ else FORMATS)

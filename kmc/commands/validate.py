@@ -165,7 +165,7 @@ def _illegal_topics(entries: Sequence[ReassignmentEntry]) -> list[_IllegalTopic]
 def _not_json(text: str) -> bool:
     try:
         json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested thousands deep, not JSON kmc can read
         return True
     return False
 

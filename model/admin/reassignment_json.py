@@ -86,7 +86,7 @@ def _parse_json(text: str) -> Any:
     """Kafka: ``Json.parseFull``; None (Kafka's ``None``) when the text is not JSON."""
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: arrays or objects nested thousands deep
         return None
 
 
