@@ -46,9 +46,11 @@ HANG_SECONDS = 30
 
 #: Inputs per reader: a sample in the default run (260), and in the slow set (10,000).
 SAMPLE = {"scenario_text": 50, "scenario_structure": 50, "assign": 50, "options": 30, "run_files": 30,
-          "kafka_files": 50}
+          "kafka_files": 50, "tampered_runs": 30, "summaries": 50,
+          "every_option": 60}
 FULL = {"scenario_text": 2000, "scenario_structure": 2000, "assign": 2500, "options": 1000, "run_files": 1000,
-        "kafka_files": 1500}
+        "kafka_files": 1500, "tampered_runs": 1000, "summaries": 1500,
+        "every_option": 2000}
 
 
 class Hang(BaseException):
@@ -75,6 +77,7 @@ class Tally:
     def __init__(self, reader: str) -> None:
         self.reader = reader
         self.endings: Counter[str] = Counter()
+        self.notes: Counter[str] = Counter()  # finer counts, printed beside the endings
 
     def record(self, result: Result, *, must_refuse: bool = False) -> None:
         """Check one command's ending and count it."""
@@ -91,8 +94,9 @@ class Tally:
     def report(self, capsys: pytest.CaptureFixture[str]) -> None:
         total = sum(self.endings.values())
         ends = ", ".join(f"{ending}: {count}" for ending, count in sorted(self.endings.items()))
+        notes = "".join(f"; {note}: {count}" for note, count in sorted(self.notes.items()))
         with capsys.disabled():
-            print(f"\nfuzz {self.reader}: {total} inputs tried ({ends})")
+            print(f"\nfuzz {self.reader}: {total} inputs tried ({ends}{notes})")
 
 
 def invoke(*args: str) -> Result:
@@ -649,3 +653,204 @@ def test_held_out_bad_files_for_plan_and_validate(bad: str, workdir: Path) -> No
         result = invoke(*command)
         tally.record(result)
         assert "\x1b" not in result.output, (command, result.output)
+
+
+# -- tampered run directories: the uninterrupted verdict or exit 2 ---------------------------------
+
+TAMPERED = "planted-complete-on-first-success"  # 144 states; its violation is found at depth 5
+
+
+def _verdict(result: Result) -> tuple[int, int, list[list[int]]]:
+    """Exit status, distinct states and counterexample paths of a ``--format json`` run."""
+    document = json.loads(result.stdout)
+    return (result.exit_code, document["statistics"]["distinct"],
+            [d["fingerprints"] for d in document["discoveries"]])
+
+
+@pytest.fixture
+def stopped_at_depth_2(workdir: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Path], Any]:
+    """Runs of TAMPERED stopped at depth 2 on both engines (Spark's small levels on its driver, no session),
+    and the uninterrupted verdict."""
+    import spark_explore.bfs
+
+    def no_spark(*_args: Any, **_kwargs: Any) -> None:
+        raise SparkNotStarted
+
+    monkeypatch.setattr(spark_explore.bfs, "SessionStart", no_spark)
+    complete = invoke("explore", TAMPERED, "--engine", "local", "--format", "json", "--out", str(workdir / "full"))
+    runs = {}
+    for engine in ("local", "spark"):
+        out = workdir / f"stopped-{engine}"
+        stopped = invoke("explore", TAMPERED, "--engine", engine, "--max-depth", "2", "--out", str(out))
+        assert stopped.exit_code == 3, stopped.stderr
+        [runs[engine]] = out.iterdir()
+    return runs, _verdict(complete)
+
+
+@st.composite
+def tampered_files(draw: st.DrawFn, runs: dict[str, Path]) -> tuple[str, str, str, int, int]:
+    """A file of a stopped run directory (any file), a place in it and a damage: a flipped byte, the
+    file cut there, or a byte inserted there."""
+    engine = draw(st.sampled_from(sorted(runs)))
+    files = sorted(str(p.relative_to(runs[engine])) for p in runs[engine].rglob("*") if p.is_file()
+                   and p.name != ".lock")
+    name = draw(st.sampled_from(files))
+    size = (runs[engine] / name).stat().st_size
+    return engine, name, draw(st.sampled_from(["flip", "flip", "flip", "cut", "insert"])), \
+        draw(st.integers(0, max(size - 1, 0))), draw(st.integers(1, 255))
+
+
+def fuzz_tampered_runs(full: bool, stopped: tuple[dict[str, Path], Any], workdir: Path,
+                       capsys: pytest.CaptureFixture[str]) -> None:
+    runs, complete = stopped
+
+    def check(drawn: tuple[str, str, str, int, int], tally: Tally) -> None:
+        engine, name, how, offset, value = drawn
+        run_dir = workdir / "tampered"
+        shutil.rmtree(run_dir, ignore_errors=True)
+        shutil.copytree(runs[engine], run_dir)
+        path = run_dir / name
+        data = bytearray(path.read_bytes())
+        if how == "flip" and data:
+            data[offset] ^= value
+        elif how == "cut":
+            del data[offset:]
+        else:
+            data[offset:offset] = bytes([value])
+        path.write_bytes(bytes(data))
+        result = invoke("explore", "--resume", str(run_dir), "--format", "json")
+        tally.record(result)
+        if result.exit_code != 2:  # not refused: the resumed run must end as the uninterrupted one
+            assert _verdict(result) == complete, (engine, name, how, offset, value)
+            tally.notes[f"{engine}: uninterrupted verdict"] += 1
+        else:
+            tally.notes[f"{engine}: refused"] += 1
+
+    run_reader("tampered_runs", full, tampered_files(runs), check, capsys)
+
+
+@pytest.mark.parametrize("full", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["sample", "full"])
+def test_fuzz_tampered_run_directories(full: bool, stopped_at_depth_2: tuple[dict[str, Path], Any], workdir: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Any byte of a stopped run directory (local checkpoint, Spark levels, manifests, run.json, the
+    scenario's copy, reports) flipped, cut or inserted, then resumed: the uninterrupted verdict (exit,
+    distinct states, counterexample paths) or exit 2; never another verdict, exit 4 or a hang."""
+    fuzz_tampered_runs(full, stopped_at_depth_2, workdir, capsys)
+
+
+# -- summary.json with counterexamples: every nested field --------------------------------------------
+
+
+@pytest.fixture
+def violating_run(workdir: Path) -> Path:
+    """A run directory of a violation: summary.json with counterexample traces and their views."""
+    out = workdir / "violating"
+    result = invoke("explore", TAMPERED, "--engine", "local", "--out", str(out))
+    assert result.exit_code == 1, result.stderr
+    [run_dir] = out.iterdir()
+    return run_dir
+
+
+@pytest.mark.parametrize("full", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["sample", "full"])
+def test_fuzz_summaries_with_traces(full: bool, violating_run: Path, workdir: Path,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """summary.json of a violation with any nested field (trace steps, views, tables, cells, lanes,
+    messages, evidence, the model factory) replaced, removed or added, rendered by kmc report in every
+    format (ITF and the replay script included): exit 0 or one sentence (exit 2); never a traceback or
+    exit 4 (24 of 300 such summaries crashed a renderer before)."""
+    original = json.loads((violating_run / "summary.json").read_text(encoding="utf-8"))
+
+    def check(data: bytes, tally: Tally) -> None:
+        run_dir = workdir / "rendered"
+        shutil.rmtree(run_dir, ignore_errors=True)
+        run_dir.mkdir()
+        (run_dir / "summary.json").write_bytes(data)
+        tally.record(invoke("report", str(run_dir), *[arg for fmt in ("text", "md", "html", "itf", "replay")
+                                                      for arg in ("--format", fmt)]))
+
+    run_reader("summaries", full, damaged_json(original), check, capsys)
+
+
+# -- every option's values on every command ------------------------------------------------------------
+
+_ANY_TEXT = st.one_of(
+    st.text(max_size=24),
+    st.sampled_from(["", " ", "-1", "0", "1", "2", "3", "1.5", "1e9", "nan", "inf", "-0", "0x10", "²", "١",
+                     "\x00", "\n", "\x1b[2J", "=", "a=b", "2147483648", "99999999999999999999999", "local[0]",
+                     "local[*]", "spark://", "yarn", "text", "json", "html", "itf", "replay", "md", "zk"]),
+)
+#: A small value, or one that is wrong: what a budget option may take without the run taking long.
+_SMALL_OR_WRONG = st.one_of(st.integers(-2, 4).map(str), st.sampled_from(["", "x", "1.5", "-0", "2³", "\x00", " 3"]))
+_BROKERS = st.one_of(_ANY_TEXT, st.sampled_from(["0,1,2", "0,1,2,3", "0,,1", "0,1,1", "2147483648", "0, 1"]))
+_RACKS = st.one_of(_ANY_TEXT, st.sampled_from(["0:a,1:b,2:a", "0:a", "0:", ":a", "0:a,0:b", "9:a", "0:\x1b"]))
+
+
+def _command_options(workdir: Path) -> dict[str, tuple[list[str], dict[str, st.SearchStrategy[str]]]]:
+    """Per command: its base arguments and, per option, the values to try."""
+    scenario, plan, out = workdir / "tiny.toml", workdir / "plan.json", str(workdir / "out")
+    return {
+        "explore": ([str(scenario), "--engine", "local", "--max-states", "3", "--out", out], {
+            "--engine": _ANY_TEXT, "--master": _ANY_TEXT, "--conf": _ANY_TEXT, "--format": _ANY_TEXT,
+            "--max-depth": _SMALL_OR_WRONG, "--max-states": _SMALL_OR_WRONG, "--time-limit": _ANY_TEXT,
+            "--max-memory": _ANY_TEXT, "--checkpoint-every": _ANY_TEXT, "--fingerprint-bits": _ANY_TEXT,
+            "--driver-level-seconds": _ANY_TEXT, "--property": _ANY_TEXT, "--skip-property": _ANY_TEXT,
+            "--out": _ANY_TEXT, "--resume": _ANY_TEXT.map(lambda t: f"no-such-run-{t}")}),
+        "simulate": ([str(scenario), "--walks", "2", "--depth", "3", "--out", out], {
+            "--walks": _SMALL_OR_WRONG, "--depth": _SMALL_OR_WRONG, "--seed": _ANY_TEXT, "--choose": _ANY_TEXT,
+            "--max-examples": _SMALL_OR_WRONG, "--engine": _ANY_TEXT.filter(lambda t: t != "spark"),
+            "--master": _ANY_TEXT, "--conf": _ANY_TEXT, "--format": _ANY_TEXT, "--out": _ANY_TEXT}),
+        "plan": (["--current", str(plan), "--broker-list", "0,1,2", "--out", out], {
+            "--broker-list": _BROKERS, "--racks": _RACKS, "--rack-mode": _ANY_TEXT,
+            "--replication-factor": st.one_of(_SMALL_OR_WRONG, _ANY_TEXT), "--balance-slack": _ANY_TEXT,
+            "--topics-to-move": _ANY_TEXT, "--partition-sizes": _ANY_TEXT, "--current": _ANY_TEXT,
+            "--out": _ANY_TEXT}),
+        "validate": ([str(plan), "--current", str(plan)], {
+            "--broker-list": _BROKERS, "--racks": _RACKS, "--rack-mode": _ANY_TEXT,
+            "--replication-factor": _ANY_TEXT, "--broker-failures": _ANY_TEXT, "--max-states": _ANY_TEXT,
+            "--current": _ANY_TEXT}),
+        "prove": (["assignment", "--max-brokers", "3", "--max-racks", "2"], {
+            "--max-brokers": _SMALL_OR_WRONG, "--max-racks": _SMALL_OR_WRONG, "--format": _ANY_TEXT}),
+        "report": ([str(workdir / "violating-run")], {"--format": _ANY_TEXT}),
+        "bugs": ([], {"--only": _ANY_TEXT}),
+    }
+
+
+@st.composite
+def command_options(draw: st.DrawFn, table: dict[str, tuple[list[str], dict[str, st.SearchStrategy[str]]]]
+                    ) -> list[str]:
+    """A command with its base arguments and one to three of its options given fuzzed values."""
+    command = draw(st.sampled_from(sorted(table)))
+    base, options = table[command]
+    chosen = draw(st.lists(st.sampled_from(sorted(options)), min_size=1, max_size=3, unique=True))
+    args = [command, *base]
+    for option in chosen:
+        args += [option, draw(options[option])]
+    return args
+
+
+@pytest.mark.parametrize("full", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["sample", "full"])
+def test_fuzz_every_option_of_every_command(full: bool, violating_run: Path, workdir: Path,
+                                            capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+                                            ) -> None:
+    """Every option of explore, simulate, plan, validate, prove, report and bugs, alone or two or three
+    together, with fuzzed values: a result or one sentence (exit 2); never a traceback, exit 4 or a hang."""
+    import spark_explore.bfs
+
+    def no_spark(*_args: Any, **_kwargs: Any) -> None:
+        raise SparkNotStarted
+
+    monkeypatch.setattr(spark_explore.bfs, "SessionStart", no_spark)
+    (workdir / "tiny.toml").write_text(TINY, encoding="utf-8")
+    (workdir / "plan.json").write_text(json.dumps(GOOD_PLAN), encoding="utf-8")
+    shutil.copytree(violating_run, workdir / "violating-run")
+
+    def check(args: list[str], tally: Tally) -> None:
+        try:
+            tally.record(invoke(*args))
+            tally.notes[args[0]] += 1
+        except SparkNotStarted:
+            tally.notes["passed every check, would start Spark"] += 1
+        finally:
+            shutil.rmtree(workdir / "out", ignore_errors=True)
+
+    run_reader("every_option", full, command_options(_command_options(workdir)), check, capsys)
