@@ -840,6 +840,7 @@ def test_fuzz_every_option_of_every_command(full: bool, violating_run: Path, wor
         raise SparkNotStarted
 
     monkeypatch.setattr(spark_explore.bfs, "SessionStart", no_spark)
+    monkeypatch.chdir(workdir)  # a fuzzed --out is a relative path: its run directories stay in workdir
     (workdir / "tiny.toml").write_text(TINY, encoding="utf-8")
     (workdir / "plan.json").write_text(json.dumps(GOOD_PLAN), encoding="utf-8")
     shutil.copytree(violating_run, workdir / "violating-run")
