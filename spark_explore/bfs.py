@@ -61,11 +61,11 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
@@ -79,7 +79,7 @@ from explorer.contract import Model, ModelFactory, Property
 from explorer.expand import ActionNames, PropertySet, expand_batch
 from explorer.fingerprint import array_checksum, checksum, fingerprint, fingerprints_of
 from explorer.integrity import check_same_search, links_checksum
-from explorer.progress import ProgressPrinter, ProgressSnapshot
+from explorer.progress import ProgressSnapshot
 from explorer.results import (
     ActionCoverage,
     Candidate,
@@ -166,7 +166,9 @@ class SparkBfsOptions:
     path from the driver and every executor (local disk for ``local[*]`` and a loopback cluster,
     a shared volume otherwise). ``master`` None keeps the master ``spark-submit`` chose. ``conf``
     entries override kmc's session defaults. ``max_depth`` and ``max_states`` mean what they mean
-    for :class:`explorer.bfs.BfsOptions`. ``progress`` receives one line per level. The scenario
+    for :class:`explorer.bfs.BfsOptions`. ``progress`` is called with a snapshot of the search after each
+    level, as the local engine's is, and ``on_level`` with the level's record (what it expanded,
+    generated and found, and how long it took): the engine prints nothing itself. The scenario
     hash and kmc version are recorded in the manifest; ``resume`` refuses a run directory whose
     manifest names another scenario or version. ``keep_session`` leaves a session this run
     started running (one started by the caller is never stopped). ``limits`` gives the time limit
@@ -182,7 +184,8 @@ class SparkBfsOptions:
     resume: bool = False
     max_depth: int | None = attrs.field(default=None, validator=_non_negative)
     max_states: int | None = attrs.field(default=None, validator=_non_negative)
-    progress: TextIO | None = attrs.field(default=None, eq=False)
+    progress: Callable[[ProgressSnapshot], None] | None = attrs.field(default=None, eq=False)
+    on_level: Callable[[LevelRecord], None] | None = attrs.field(default=None, eq=False)
     scenario_hash: str = ""
     kmc_version: str = ""
     keep_session: bool = False
@@ -284,7 +287,6 @@ class _Search:
         self.started = time.monotonic()
         self.manifest = manifest
         self.seconds_before = manifest.seconds if manifest is not None else 0.0
-        self.printer = ProgressPrinter(options.progress) if options.progress is not None else None
 
     @property
     def spark(self) -> SparkSession:
@@ -674,27 +676,12 @@ class _Search:
         self.manifest = manifest
 
     def _report_level(self, record: LevelRecord, manifest: Manifest) -> None:
-        stream = self.options.progress
-        if stream is None:
-            return
-        rate = record.frontier / record.seconds if record.seconds > 0 else 0.0
-        print(
-            f"Level {record.depth}: {record.frontier:,} states expanded, {record.generated:,} states "
-            f"generated, {record.new:,} new, {record.distinct_total:,} distinct states found, "
-            f"{record.seconds:.2f}s ({rate:,.0f} states/s).",
-            file=stream,
-            flush=True,
-        )
-        if self.printer is not None:
-            self.printer(
-                ProgressSnapshot(
-                    self._elapsed(),
-                    len(manifest.levels),
-                    manifest.generated,
-                    manifest.distinct,
-                    manifest.queue if manifest.completed else record.new,
-                )
-            )
+        if self.options.on_level is not None:
+            self.options.on_level(record)
+        if self.options.progress is not None:
+            queue = manifest.queue if manifest.completed else record.new
+            self.options.progress(
+                ProgressSnapshot(self._elapsed(), len(manifest.levels), manifest.generated, manifest.distinct, queue))
 
     # -- the result -----------------------------------------------------------------------------
 

@@ -10,7 +10,6 @@ refused in one sentence naming the file.
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
 from collections.abc import Iterator
@@ -28,22 +27,21 @@ from explorer.results import ExplorationResult, Outcome, StopCause
 from explorer.stopping import Limits, StopRequest
 from spark_explore import bfs as spark_bfs
 from spark_explore.bfs import SparkBfsOptions, run_spark_bfs
+from spark_explore.manifest import LevelRecord
 from spark_explore.trace import level_dir
 
 pytestmark = pytest.mark.spark
 
 
-class _StopAtLevel(io.StringIO):
-    """A progress stream that asks for a stop once the search has reported level ``depth``."""
+class _StopAtLevel:
+    """An ``on_level`` callback that asks for a stop once the search has finished level ``depth``."""
 
     def __init__(self, stop: StopRequest, depth: int) -> None:
-        super().__init__()
         self.stop, self.depth = stop, depth
 
-    def write(self, text: str) -> int:
-        if text.startswith(f"Level {self.depth}:"):
+    def __call__(self, record: LevelRecord) -> None:
+        if record.depth == self.depth:
             self.stop.request("interrupted by SIGTERM")
-        return super().write(text)
 
 
 def options(run_dir: Path, **more: Any) -> SparkBfsOptions:
@@ -63,7 +61,7 @@ def stopped_once(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path: 
     stop = StopRequest()
     run_dir = tmp_path_factory.mktemp("stopped") / "run"
     first = run_spark_bfs(counter_factory(n=4), options(run_dir, limits=Limits(stop=stop),
-                                                        progress=_StopAtLevel(stop, 4)))
+                                                        on_level=_StopAtLevel(stop, 4)))
     assert (first.outcome, first.stopped_by, first.reason) == (
         Outcome.INCONCLUSIVE, StopCause.INTERRUPTED, "interrupted by SIGTERM"
     )  # fmt: skip

@@ -25,7 +25,7 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import click
@@ -49,6 +49,9 @@ from kmc.common import (
 from kmc.outputs import finish_run, scenario_facts
 from model.scenario import Scenario, ScenarioError, load_scenario
 from model.zk.kafka_model import KafkaControllerModel
+
+if TYPE_CHECKING:
+    from spark_explore.manifest import LevelRecord
 
 ENGINES = ("spark", "local")
 RUN_FILE = "run.json"
@@ -406,6 +409,14 @@ def _run(engine: str, sc: Scenario, model: Any, run_dir: Path, master: str | Non
         raise AssertionError(f"a --symmetry finding does not replay on the unreduced model: {e}") from e
 
 
+def _print_level(record: LevelRecord) -> None:
+    """One line per level of a Spark run, on stderr beside the progress lines."""
+    rate = record.frontier / record.seconds if record.seconds > 0 else 0.0
+    print(f"Level {record.depth}: {record.frontier:,} states expanded, {record.generated:,} states generated, "
+          f"{record.new:,} new, {record.distinct_total:,} distinct states found, {record.seconds:.2f}s "
+          f"({rate:,.0f} states/s).", file=sys.stderr, flush=True)
+
+
 def _search(engine: str, sc: Scenario, model: Any, run_dir: Path, master: str | None, conf: Mapping[str, str],
             resume: bool, max_depth: int | None, max_states: int | None, spark_ui: bool, limits: Limits,
             checkpoint_every: float | None, bits: int, live_progress: bool,
@@ -433,11 +444,16 @@ def _search(engine: str, sc: Scenario, model: Any, run_dir: Path, master: str | 
             finally:
                 if isinstance(progress, RichProgress):
                     progress.close()
+        from explorer.progress import RichProgress, progress_for
         from spark_explore.bfs import DEFAULT_DRIVER_SECONDS, SparkBfsOptions, run_spark_bfs
 
+        spark_progress = progress_for(live=live_progress)
+        # A live display redraws itself in place; plain output gets TLC's per-level lines as well.
+        on_level = None if isinstance(spark_progress, RichProgress) else _print_level
         options = SparkBfsOptions(run_dir=run_dir, master=master or "local[*]", conf=dict(conf), resume=resume,
-                                  max_depth=max_depth, max_states=max_states, progress=sys.stderr,
-                                  scenario_hash=sc.digest, kmc_version=kmc_version(), ui=spark_ui, limits=limits,
+                                  max_depth=max_depth, max_states=max_states, progress=spark_progress,
+                                  on_level=on_level, scenario_hash=sc.digest, kmc_version=kmc_version(),
+                                  ui=spark_ui, limits=limits,
                                   driver_seconds=(DEFAULT_DRIVER_SECONDS if driver_level_seconds is None
                                                   else driver_level_seconds), keep_going=keep_going)
         factory = compose.factory_for(sc)
@@ -445,7 +461,11 @@ def _search(engine: str, sc: Scenario, model: Any, run_dir: Path, master: str | 
             from explorer.symmetry import reduced_factory
 
             factory = reduced_factory(factory)
-        return run_spark_bfs(factory, options)
+        try:
+            return run_spark_bfs(factory, options)
+        finally:
+            if isinstance(spark_progress, RichProgress):
+                spark_progress.close()
     except ResumeError as e:
         fail(str(e))
 
