@@ -16,7 +16,12 @@ shape that renderers draw without knowing the model (tables of cells, lanes and 
 between them, log lines), and, given the previous state and the action, what the step did. A
 model without it gets :func:`explorer.replay.view_of`'s default: the action's description only.
 
-A second optional method serves symmetry reduction (``kmc explore --symmetry``):
+A second optional method serves the interactive explorer (``kmc ui``), which groups the enabled
+actions of a state by who takes them: ``action_actor(action) -> str`` names the actor in the model's
+vocabulary (``"controller"``, ``"broker 1"``, ``"admin"``, ``"failures"``); without it an action is
+grouped under its family (``action_name``). See :func:`actor_of`.
+
+A third optional method serves symmetry reduction (``kmc explore --symmetry``):
 ``canonical_encode(state) -> bytes`` returns the canonical bytes of the state's orbit under the
 model's symmetry group (equal for two states exactly when a symmetry maps one to the other; the
 Kafka model takes the least ``encode`` over its broker permutations), and ``decode`` of them is a
@@ -153,3 +158,9 @@ class ModelFactory(Generic[S, A]):
 
     def __call__(self) -> Model[Any, Any]:
         return self.build(self.argument)
+
+
+def actor_of(model: Model[Any, Any], action: Any) -> str:
+    """Who takes ``action``: the model's optional ``action_actor``, else the action's family."""
+    actor = getattr(model, "action_actor", None)
+    return str(actor(action)) if actor is not None else model.action_name(action)

@@ -19,7 +19,7 @@ from typing import Any
 import click
 
 from explorer.results import Outcome
-from kmc.commands import assign, bugs, explore, plan, properties, prove, report, scenarios, simulate, validate
+from kmc.commands import assign, bugs, explore, plan, properties, prove, report, scenarios, simulate, ui, validate
 from kmc.common import Interrupted, Interrupts, KmcDefect, defect_sentence, fail, write_traceback
 
 
@@ -63,5 +63,5 @@ def main() -> None:
 
 
 for _command in (assign.assign, bugs.bugs, explore.explore, plan.plan, properties.properties, prove.prove,
-                 report.report, scenarios.scenarios, simulate.simulate, validate.validate):
+                 report.report, scenarios.scenarios, simulate.simulate, ui.ui, validate.validate):
     main.add_command(_command)

@@ -24,7 +24,7 @@ DEFAULT_SCENARIO = "default"
 #: kmc's packages, shipped to a Spark cluster as one zip (``--py-files``).
 PACKAGES = ("kmc", "model", "invariants", "explorer", "spark_explore", "reports")
 #: Their data files, shipped beside the modules: pyproject.toml's [tool.setuptools.package-data].
-PACKAGE_DATA = {"model.scenario": ("scenarios/*.toml",), "reports": ("templates/*.j2",)}
+PACKAGE_DATA = {"model.scenario": ("scenarios/*.toml",), "reports": ("templates/*.j2",), "kmc.ui": ("page.html",)}
 
 
 def shipped_scenarios() -> dict[str, Path]:

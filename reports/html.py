@@ -83,6 +83,20 @@ def render_html(result: ExplorationResult, traces: Mapping[str, Trace], facts: R
     return _ENV.get_template("report.html.j2").render(**context)
 
 
+def sequence_svg(trace: Trace, *, violating: bool = False) -> str:
+    """The trace's sequence diagram as one ``<svg>`` element (empty when the model declares no lanes), the
+    last step shaded as violating when ``violating``; its CSS is :func:`diagram_css`."""
+    diagram = sequence_diagram(trace, violating=violating)
+    if diagram is None:
+        return ""
+    return str(_ENV.get_template("diagrams.j2").module.sequence_svg(diagram))  # type: ignore[attr-defined]
+
+
+def diagram_css() -> str:
+    """The CSS of the diagrams' SVG (report.html.j2 inlines the same)."""
+    return str(_ENV.get_template("diagrams.j2").module.diagram_css())  # type: ignore[attr-defined]
+
+
 def _properties(result: ExplorationResult, facts: RunFacts) -> list[dict[str, str]]:
     found = {d.property: d for d in result.discoveries}
     names = [p.name for p in facts.properties] or list(found)

@@ -26,8 +26,9 @@ from reports.common import RunFacts
 FORMAT_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 
 
-def itf_trace(discovery: Discovery, trace: Trace, facts: RunFacts, engine: str) -> itf_py.Trace:
-    """The counterexample of ``discovery`` as an ``itf_py.Trace``."""
+def itf_trace(discovery: Discovery | None, trace: Trace, facts: RunFacts, engine: str) -> itf_py.Trace:
+    """The counterexample of ``discovery`` as an ``itf_py.Trace``; a path that is no counterexample (one
+    taken by hand in ``kmc ui``) when ``discovery`` is None."""
     views = [trace.initial_view, *(s.view for s in trace.steps)]
     with_tables = all(view.get("tables") for view in views)
     table_ids = [t["id"] for t in trace.initial_view.get("tables", ())] if with_tables else []
@@ -51,15 +52,20 @@ def itf_trace(discovery: Discovery, trace: Trace, facts: RunFacts, engine: str) 
         "format": "ITF",
         "format-description": FORMAT_DESCRIPTION,
         "source": facts.scenario_name or "kmc",
-        "description": f"kmc ({engine} engine): {discovery.kind.value} property {discovery.property} "
-                       f"violated in {discovery.trace_length} steps",
-        "property": discovery.property,
-        "evidence": json.dumps(discovery.evidence, sort_keys=True, default=str),
     }
+    if discovery is None:
+        meta["description"] = f"kmc ({engine}): a path of {len(trace.steps)} steps"
+    else:
+        meta.update({
+            "description": f"kmc ({engine} engine): {discovery.kind.value} property {discovery.property} "
+                           f"violated in {discovery.trace_length} steps",
+            "property": discovery.property,
+            "evidence": json.dumps(discovery.evidence, sort_keys=True, default=str),
+        })
     return itf_py.Trace(meta=meta, params=[], vars=variables, states=states, loop=None)
 
 
-def render_itf(discovery: Discovery, trace: Trace, facts: RunFacts, engine: str) -> str:
+def render_itf(discovery: Discovery | None, trace: Trace, facts: RunFacts, engine: str) -> str:
     """The ITF file's text."""
     return json.dumps(itf_py.trace_to_json(itf_trace(discovery, trace, facts, engine)), indent=1) + "\n"
 

@@ -36,17 +36,32 @@ def check_model_factory(factory: Any) -> None:
         raise ValueError(f"model_factory's argument is not {kind.__name__}")
 
 
-def render_replay_script(discovery: Discovery, trace: Trace, facts: RunFacts) -> str:
+def render_replay_script(discovery: Discovery | None, trace: Trace, facts: RunFacts) -> str:
+    """The program replaying ``trace`` and asserting ``discovery``'s violation; for a path that is no
+    counterexample (``discovery`` None, a path taken by hand in ``kmc ui``), asserting the fingerprint
+    it ends on."""
     factory = facts.model_factory
     check_model_factory(factory)
     module, name, argument = str(factory["module"]), str(factory["name"]), factory.get("argument")
-    kind = KIND_WORDS.get(discovery.kind.value, discovery.kind.value)
+    if discovery is None:
+        head = [
+            f'"""Replay of a path through a kmc model, {len(trace.steps)} steps (saved by kmc ui).',
+            "",
+            "Run it with python3 from a kmc checkout (or with kmc installed). It rebuilds the path through kmc's",
+            "API, one step at a time as the report names the steps, and asserts the state it ends on: a step that",
+            "is no longer enabled, or another final state, means the model changed since the path was saved.",
+        ]
+    else:
+        kind = KIND_WORDS.get(discovery.kind.value, discovery.kind.value)
+        head = [
+            f'"""Replay of a kmc counterexample: {_plain(discovery.property)} ({kind}), {len(trace.steps)} steps.',
+            "",
+            "Run it with python3 from a kmc checkout (or with kmc installed). It rebuilds the trace through kmc's",
+            "API, one step at a time as the report names the steps, and asserts the violation: a step that is no",
+            "longer enabled, or a property that now holds, means the model changed since the run.",
+        ]
     lines = [
-        f'"""Replay of a kmc counterexample: {_plain(discovery.property)} ({kind}), {len(trace.steps)} steps.',
-        "",
-        "Run it with python3 from a kmc checkout (or with kmc installed). It rebuilds the trace through kmc's",
-        "API, one step at a time as the report names the steps, and asserts the violation: a step that is no",
-        "longer enabled, or a property that now holds, means the model changed since the run.",
+        *head,
         '"""',
         "",
         f"# Scenario: {_comment(facts.scenario_name)}" + (f" (Kafka {_comment(facts.kafka_version)})"
@@ -63,6 +78,10 @@ def render_replay_script(discovery: Discovery, trace: Trace, facts: RunFacts) ->
         title = step_title(step.action, step.view)
         comment = f"  # {number}. {_comment(title)}" if title != step.action else f"  # {number}."
         lines.append(f"walk.take({step.action!r}){comment}")
+    if discovery is None:
+        last = trace.steps[-1].fingerprint if trace.steps else trace.initial_fingerprint
+        return "\n".join([*lines, f"assert walk.fingerprint == {last}, \"the path ends on another state\"",
+                          f"print({'replayed ' + str(len(trace.steps)) + ' steps'!r})"]) + "\n"
     lines += [
         f"evidence = walk.check({discovery.property!r})",
         'assert evidence is not None, "the property holds: the counterexample no longer reproduces"',
