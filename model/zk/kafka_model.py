@@ -102,6 +102,14 @@ class KafkaControllerModel:
     def describe_action(self, action: Action) -> str:
         return ACTIONS[action.kind].describe(action, self.scenario)
 
+    def action_actor(self, action: Action) -> str:
+        """The optional contract method by which ``kmc ui`` groups the enabled actions: who takes the
+        action (:class:`~model.zk.actions.Actor`), each broker on its own (``broker 1``)."""
+        actor = ACTIONS[action.kind].actor
+        if actor is Actor.BROKER:
+            return f"broker {action.broker}"
+        return "failures" if actor is Actor.FAILURE else actor.value
+
     def describe_changes(self, prev: ClusterState, next_: ClusterState) -> Sequence[str]:
         from model.present.describe import describe_changes
 

@@ -1,0 +1,144 @@
+"""``kmc ui`` as a person uses it: headless Chromium (Debian's ``chromium`` package, which .ci/run installs)
+driven by Playwright opens stale-deletion-response's counterexample, goes back to the step before broker 0's
+bounce, takes another action there, sees the violation leave the properties panel, runs a bounded BFS from
+there and gets its trace as a new path; the page asks nothing of any server but its own. Slow: an
+exploration, a server and a browser start. ``KMC_UI_SCREENSHOTS=DIR`` keeps the screenshots in DIR."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent
+PROPERTY = "deletion_completes_only_when_all_replicas_succeeded"
+
+
+def _chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed; .ci/run installs it with apt-get install -y chromium")
+        pytest.skip("chromium is not installed (apt-get install -y chromium)")
+    return found
+
+
+def _kmc(*args: str, **kwargs: object) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "kmc", *args], text=True, cwd=ROOT,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, **kwargs)  # type: ignore[call-overload]
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[str]:
+    """The address of ``kmc ui`` serving the run directory of ``kmc explore stale-deletion-response``."""
+    explored = _kmc("explore", "stale-deletion-response", "--engine", "local", "--out", str(tmp_path / "runs"),
+                    "--no-progress", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, err = explored.communicate(timeout=600)
+    assert explored.returncode == 1, err
+    [run_dir] = (tmp_path / "runs").iterdir()
+    process = _kmc("ui", str(run_dir), "--port", "0", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        line = process.stdout.readline()
+        assert " at http://127.0.0.1:" in line, line + process.stderr.read()
+        yield line.split(" at ", 1)[1].split()[0]
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+        assert process.returncode == 0, err
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
+def search(page: Page) -> str:
+    """Run a bounded BFS from the page's current step; the sentence the page shows when it is done."""
+    page.fill("#max-states", "50000")
+    page.fill("#max-seconds", "120")
+    page.click("#bfs")
+    page.wait_for_function("() => document.querySelector('#message').textContent.startsWith('BFS from step')",
+                           timeout=180_000)
+    return page.inner_text("#message")
+
+
+def _shots(tmp_path: Path) -> Path:
+    folder = Path(os.environ.get("KMC_UI_SCREENSHOTS") or tmp_path / "shots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def test_branch_before_the_bounce_and_search_from_there(server: str, tmp_path: Path) -> None:
+    """From the counterexample's last step (violated), back to the step before BrokerFailure(broker=0): the
+    property holds. Processing the BrokerChange instead branches into path 2, from which a complete BFS finds
+    no violation; restarting broker 1 instead branches into path 3, from which the BFS finds the violation five
+    steps further and loads it as path 4, at its violating step."""
+    from playwright.sync_api import sync_playwright
+
+    shots = _shots(tmp_path)
+    requested: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=_chromium(), args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1500, "height": 1000})
+            page.on("request", lambda r: requested.append(r.url))
+
+            def take(description: str) -> None:
+                page.locator(f'#actions .action:not(.on-path)[data-description="{description}"]').click()
+
+            page.goto(server)
+            page.wait_for_selector("#trace li.current")
+            verdict = page.locator(f'#properties .prop[data-name="{PROPERTY}"]')
+            assert verdict.get_attribute("data-verdict") == "violated"
+            assert "replicas_whose_log_remains" in verdict.inner_text()
+            page.screenshot(path=str(shots / "1-counterexample.png"))
+
+            titles = page.locator("#trace li").evaluate_all("items => items.map(i => i.title)")
+            bounce = titles.index("BrokerFailure(broker=0)")
+            assert titles[bounce + 1] == "BrokerStartup(broker=0)"
+            page.click(f'#trace li[data-step="{bounce - 1}"]')
+            page.wait_for_selector(f'#trace li.current[data-step="{bounce - 1}"]')
+            assert verdict.get_attribute("data-verdict") == "holds"
+            on_path = page.locator("#actions .action.on-path")
+            assert on_path.get_attribute("data-description") == "BrokerFailure(broker=0)"
+
+            # Had the controller processed the BrokerChange first, no violation would be reachable at all.
+            take("ControllerProcessEvent")
+            page.wait_for_selector(f'#trace li.current[data-step="{bounce}"]')
+            assert page.locator("#paths").input_value() == "2"
+            assert verdict.get_attribute("data-verdict") == "holds"
+            assert search(page) == "BFS from step 9: no violation is reachable from here (a complete search of 142 " \
+                                   "distinct states)."
+            assert page.locator("#paths option").count() == 2
+
+            # Had broker 1 restarted first, the stale response still completes the deletion, a few steps later.
+            page.click(f'#trace li[data-step="{bounce - 1}"]')
+            page.wait_for_selector(f'#trace li.current[data-step="{bounce - 1}"]')
+            take("BrokerStartup(broker=1)")
+            page.wait_for_selector(f'#trace li.current[data-step="{bounce}"]')
+            assert page.locator("#paths").input_value() == "3"
+            assert verdict.get_attribute("data-verdict") == "holds"
+            assert page.locator("#diagram svg").count() == 1
+            assert page.locator("#tables td.changed").count() > 0
+            page.check("#changed-only")
+            assert page.locator("#tables tr:not(.removed) td.changed").count() > 0
+            page.uncheck("#changed-only")
+            page.screenshot(path=str(shots / "2-branch.png"))
+
+            message = search(page)
+            assert "is violated 5 steps further" in message and "loaded as a new path" in message, message
+            assert page.locator("#paths option").count() == 4
+            assert page.locator("#paths").input_value() == "4"
+            assert page.locator("#trace li").count() == bounce + 1 + 5
+            assert page.locator("#trace li.current").get_attribute("data-step") == str(bounce + 5)
+            assert verdict.get_attribute("data-verdict") == "violated"
+            page.screenshot(path=str(shots / "3-bfs.png"), full_page=True)
+        finally:
+            browser.close()
+    assert requested and all(url.startswith(server) for url in requested), requested
