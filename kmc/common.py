@@ -137,8 +137,9 @@ def refuse_links(run_dir: Path) -> None:
 class RunLock:
     """An exclusive lock on a run directory while a run writes to it (``flock`` on ``.lock``).
 
-    The lock goes with the process: a killed run leaves the directory unlocked, ready for
-    ``--resume``. The file names the holder's process id for the message a second run gets.
+    The lock goes with the process: a killed run leaves the directory unlocked (its ``.lock`` file
+    stays, locked by no one), ready for ``--resume``; a run that ends removes the file. The file
+    names the holder's process id for the message a second run gets.
     """
 
     def __init__(self, run_dir: Path) -> None:
@@ -171,12 +172,32 @@ class RunLock:
             os.close(fd)
             raise UsageProblem(f"{shown_path(self.path.parent)} is in use by another kmc run (process {holder}); "
                                "wait for it to finish, or use another run directory.") from None
+        if not self._still_named(info):
+            # The holder released it (and removed the file) between our open and our flock: the lock
+            # is the file now at the path, if any; try again with that one.
+            os.close(fd)
+            self.acquire()
+            return
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         self._fd = fd
 
+    def _still_named(self, info: os.stat_result) -> bool:
+        """Whether the file the lock was taken on is still the one at ``.lock``."""
+        try:
+            now = os.stat(self.path, follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+        return (now.st_dev, now.st_ino) == (info.st_dev, info.st_ino)
+
     def release(self) -> None:
+        """Remove ``.lock`` and let it go: a finished or stopped run leaves no lock naming a dead process.
+        The file is removed while it is still locked, so a run that opened it meanwhile sees it gone
+        (``acquire`` checks the path still names the file it locked) and takes a fresh one."""
         if self._fd is not None:
+            with contextlib.suppress(OSError):
+                if self._still_named(os.fstat(self._fd)):
+                    os.unlink(self.path)
             os.close(self._fd)
             self._fd = None
 

@@ -68,7 +68,11 @@ def render_text(result: ExplorationResult, traces: Mapping[str, Trace], facts: R
         lines += ["", *_coverage_lines(result)]
         if result.stats.levels:
             lines += ["", *_level_lines(result)]
-    if not complete:  # the last line of an early stop says so
+    if brief:
+        # On the terminal kmc.outputs.finish_run ends with the line of an early stop (and the command
+        # that resumes the run) or of a sample: printed once, not here as well.
+        pass
+    elif not complete:  # the last line of an early stop says so
         lines += ["", f"Stopped before the search was complete: {result.reason}; "
                       f"{result.stats.queue:,} states left on queue."]
     elif result.outcome is Outcome.NONE_IN_SAMPLE:  # and so does the last line of a sample

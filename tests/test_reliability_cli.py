@@ -9,6 +9,7 @@ in a file, never 1; run files have ordinary permissions.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import stat
@@ -16,6 +17,7 @@ import sys
 import tomllib
 import zipfile
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from click.testing import CliRunner, Result
@@ -132,6 +134,45 @@ def test_a_locked_run_directory_is_refused(tmp_path: Path) -> None:
         lock.release()
 
 
+@pytest.mark.parametrize("how", ["finished", "stopped"])
+def test_a_run_leaves_no_lock_behind(how: str, tmp_path: Path) -> None:
+    """A finished run and a run stopped by a bound leave no .lock (naming a process long gone) in
+    their run directory; a second run of the same directory can still take the lock."""
+    bound = ("--max-states", "1") if how == "stopped" else ()
+    result = explore_local(scenario(tmp_path), "--out", str(tmp_path / "out"), *bound)
+    assert result.exit_code == (3 if how == "stopped" else 0), result.stderr
+    [run_dir] = (tmp_path / "out").iterdir()
+    assert not (run_dir / ".lock").exists()
+    lock = RunLock(run_dir)
+    lock.acquire()
+    assert (run_dir / ".lock").read_text().strip() == str(os.getpid())
+    lock.release()
+    assert not (run_dir / ".lock").exists()
+
+
+def test_a_lock_released_while_another_run_opens_it_is_taken_afresh(tmp_path: Path) -> None:
+    """A run that opened .lock just before its holder released (and removed) it does not lock the
+    removed file: it takes the lock on the file now at the path, so two runs never both hold it."""
+    holder = RunLock(tmp_path)
+    holder.acquire()
+    original_flock = fcntl.flock
+    calls = []
+
+    def flock_after_release(fd: int, operation: int) -> None:
+        if not calls:
+            calls.append(fd)
+            holder.release()  # the holder ends between the second run's open and its flock
+        original_flock(fd, operation)
+
+    second = RunLock(tmp_path)
+    with mock.patch("kmc.common.fcntl.flock", flock_after_release):
+        second.acquire()
+    third = RunLock(tmp_path)
+    with pytest.raises(UsageProblem, match="in use by another kmc run"):
+        third.acquire()
+    second.release()
+
+
 @pytest.mark.parametrize("planted", ["symbolic link", "hard link", "fifo"])
 def test_a_planted_lock_file_is_refused_and_its_target_untouched(planted: str, tmp_path: Path) -> None:
     """A .lock planted as a symbolic link, a hard link to another file or a FIFO is refused in one
@@ -141,7 +182,7 @@ def test_a_planted_lock_file_is_refused_and_its_target_untouched(planted: str, t
     [run_dir] = (tmp_path / "out").iterdir()
     victim = tmp_path / "victim"
     victim.write_text("precious\n")
-    (run_dir / ".lock").unlink()
+    (run_dir / ".lock").unlink(missing_ok=True)
     if planted == "symbolic link":
         (run_dir / ".lock").symlink_to(victim)
     elif planted == "hard link":
@@ -335,6 +376,8 @@ def test_max_states_holds_within_a_level(tmp_path: Path) -> None:
     assert report.strip().splitlines()[-1].startswith("Stopped before the search was complete: state bound reached")
     assert "complete state graph search" not in report
     assert "Resume with: kmc explore --resume" in result.stderr
+    terminal = explore_local("racks", "--out", str(tmp_path / "text"), "--max-states", "1000")
+    assert (terminal.stdout + terminal.stderr).count("Stopped before the search was complete") == 1
 
 
 def test_time_limit_then_resume_from_the_scenario_copy(tmp_path: Path) -> None:
