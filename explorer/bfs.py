@@ -229,7 +229,8 @@ class _Search:
             level = (
                 _Level({}, None, {}, stopped=stopped)
                 if stopped is not None
-                else self._expand_level(frontier, depth, generate=stop_reason is None)
+                else self._expand_level(frontier, depth, generate=stop_reason is None,
+                                        release=self._frontier_saved(depth))
             )
             if level.stopped is not None:
                 self._restore(snapshot)
@@ -318,8 +319,15 @@ class _Search:
 
     # -- one level ------------------------------------------------------------------------------
 
-    def _expand_level(self, frontier: Frontier, depth: int, *, generate: bool) -> _Level:
-        """Expand every state of ``frontier``, batch by batch (the hot loop)."""
+    def _frontier_saved(self, depth: int) -> bool:
+        """Whether no checkpoint can need the frontier of the level at ``depth`` any more: none are
+        taken, or this level's is written already."""
+        return self.options.checkpointing is None or self.checkpointed_depth == depth
+
+    def _expand_level(self, frontier: Frontier, depth: int, *, generate: bool, release: bool) -> _Level:
+        """Expand every state of ``frontier``, batch by batch (the hot loop). ``release``: drop each
+        batch's bytes once it is expanded (:meth:`Frontier.release`), so that the frontier and the level
+        being built are not both held whole at the end of the level."""
         model, property_set, kinds, bits, names = self.model, self.property_set, self.kinds, self.bits, self.names
         skip = frozenset(self.examples_found | self.violated)
         visited = self.visited
@@ -337,6 +345,8 @@ class _Search:
             fps = frontier.fps[start:stop]
             batch = expand_batch(model, map(decode, frontier.data[start:stop]), property_set, names,
                                  generate=generate, skip=skip, fingerprint_bits=bits)
+            if release:
+                frontier.release(start, stop)
             if batch.findings:
                 best = pick_per_property([
                     *best.values(),

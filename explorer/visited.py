@@ -12,9 +12,13 @@ fingerprints at once), and a level's new states are merged in once the level is 
 columns, and de-duplicates them the way the Spark engine does with its group-by and anti-join:
 sort by (child, parent, action index), keep the first row of each child (the parent rule of
 :mod:`explorer.results`), drop the children already visited. It does so whenever the rows
-collected since the last time outnumber those kept (and at the end), so that it never holds much
-more than the level's new states and one batch of duplicates. Under a state bound it keeps only the
-new states with the smallest fingerprints that fit, which is the rule both engines follow.
+collected since the last time hold a few megabytes of state bytes (or many rows of small states),
+and at least an eighth as many rows as are kept (and at the end): the bytes of duplicates are freed
+soon after they were made, not at the end of the level, so that the level being built holds little
+more than its new states. Each de-duplication moves every row kept (an insertion into sorted
+arrays); the eighth bounds that work by about eight moves per row collected. Under a state bound it
+keeps only the new states with the smallest fingerprints that fit, which is the rule both engines
+follow.
 """
 
 from __future__ import annotations
@@ -30,8 +34,11 @@ from explorer.fingerprint import as_int, fingerprint_dtype, fingerprints_of
 #: The action index of an initial state, which has no parent.
 NO_ACTION = -1
 
-#: Collected rows that trigger a de-duplication even while few new states are kept.
+#: Pending rows, or bytes of their states, that trigger a de-duplication while few new states are
+#: kept; past that, pending rows trigger it once they reach ``kept >> _COMPACT_KEPT_SHIFT`` too.
 _COMPACT_ROWS = 1 << 16
+_COMPACT_BYTES = 1 << 22
+_COMPACT_KEPT_SHIFT = 3
 
 
 class FingerprintSet:
@@ -135,6 +142,11 @@ class Frontier:
     def __len__(self) -> int:
         return len(self.data)
 
+    def release(self, start: int, stop: int) -> None:
+        """Drop the bytes of the states from ``start`` to ``stop`` once they are expanded, so that the
+        level being built reuses their memory; those states cannot be expanded or saved again."""
+        self.data[start:stop] = [b""] * (stop - start)
+
 
 @attrs.frozen
 class NewStates:
@@ -175,6 +187,7 @@ class NextLevel:
         self._kept_data = np.zeros(0, dtype=object)
         self._pending: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[bytes]]] = []
         self._pending_rows = 0
+        self._pending_bytes = 0
         # Whether every row so far came in the order of the parent rule, (parent fingerprint, action
         # index), and the last parent seen (see _compact).
         self._in_rule_order = dtype == np.int64
@@ -187,7 +200,9 @@ class NextLevel:
             return
         self._pending.append((child_fps, parent_fps, action_indices, action_codes, data))
         self._pending_rows += len(child_fps)
-        if self._pending_rows >= max(_COMPACT_ROWS, len(self._kept)):
+        self._pending_bytes += sum(map(len, data))
+        if ((self._pending_rows >= _COMPACT_ROWS or self._pending_bytes >= _COMPACT_BYTES)
+                and self._pending_rows >= len(self._kept) >> _COMPACT_KEPT_SHIFT):
             self._compact()
 
     @property
@@ -203,7 +218,7 @@ class NextLevel:
     def _compact(self) -> None:
         if not self._pending:
             return
-        pending, self._pending, self._pending_rows = self._pending, [], 0
+        pending, self._pending, self._pending_rows, self._pending_bytes = self._pending, [], 0, 0
         children = np.concatenate([rows[0] for rows in pending])
         parents = np.concatenate([rows[1] for rows in pending])
         actions = np.concatenate([rows[2] for rows in pending])
@@ -220,21 +235,34 @@ class NextLevel:
             self._last_parent = int(parents[-1])
         best = _first_per_child(children, parents, actions, in_order)
         best = best[~self.visited.contains(children[best])]
-        kept = self._kept
-        if len(kept):
-            # Merge with the states kept so far (rows from earlier in the level, so first in the
-            # rule's order): the parent rule again over both.
-            children = np.concatenate([kept.fps, children[best]])
-            parents = np.concatenate([kept.parent_fps, parents[best]])
-            actions = np.concatenate([kept.action_indices, actions[best]])
-            codes = np.concatenate([kept.action_codes, codes[best]])
-            data = np.concatenate([self._kept_data, data[best]])
-            best = _first_per_child(children, parents, actions, in_order)
-        if self.room is not None and len(best) > self.room:
-            best = best[: self.room]  # sorted by fingerprint: the smallest ones fit
+        kept, kept_data = self._kept, self._kept_data
+        if len(kept) and in_order:
+            # The kept states came from rows earlier in the rule's order, so each wins over a new row
+            # of the same child: the others are inserted in place, without sorting the kept again.
+            best = best[~sorted_contains(kept.fps, children[best])]
+            at = np.searchsorted(kept.fps, children[best])
+            kept = NewStates(np.insert(kept.fps, at, children[best]), np.insert(kept.parent_fps, at, parents[best]),
+                             np.insert(kept.action_indices, at, actions[best]),
+                             np.insert(kept.action_codes, at, codes[best]), [])
+            kept_data = np.insert(kept_data, at, data[best])
+        else:
+            if len(kept):
+                # Rows in another order: the parent rule again over the kept states and the new rows.
+                children = np.concatenate([kept.fps, children[best]])
+                parents = np.concatenate([kept.parent_fps, parents[best]])
+                actions = np.concatenate([kept.action_indices, actions[best]])
+                codes = np.concatenate([kept.action_codes, codes[best]])
+                data = np.concatenate([kept_data, data[best]])
+                best = _first_per_child(children, parents, actions, in_order)
+            kept = NewStates(children[best], parents[best], actions[best], codes[best], [])
+            kept_data = data[best]
+        if self.room is not None and len(kept) > self.room:
+            # Sorted by fingerprint: the smallest ones fit.
+            kept = NewStates(kept.fps[: self.room], kept.parent_fps[: self.room],
+                             kept.action_indices[: self.room], kept.action_codes[: self.room], [])
+            kept_data = kept_data[: self.room]
             self.truncated = True
-        self._kept = NewStates(children[best], parents[best], actions[best], codes[best], [])
-        self._kept_data = data[best]
+        self._kept, self._kept_data = kept, kept_data
 
 
 def _in_rule_order(parents: np.ndarray, actions: np.ndarray, after: int | None) -> bool:

@@ -103,9 +103,10 @@ def _rows(seed: int, parents: int, per_parent: int, children: int) -> tuple[np.n
     return child_col, parent_col, action_col
 
 
-def _new_states(rows: tuple[np.ndarray, ...], order: np.ndarray, chunk: int, visited: FingerprintSet) -> NewStates:
+def _new_states(rows: tuple[np.ndarray, ...], order: np.ndarray, chunk: int, visited: FingerprintSet,
+                room: int | None = None) -> NewStates:
     children, parents, actions = (column[order] for column in rows)
-    level = NextLevel(visited)
+    level = NextLevel(visited, room)
     for start in range(0, len(children), chunk):
         part = slice(start, start + chunk)
         level.add(children[part], parents[part], actions[part], actions[part] % 3,
@@ -133,3 +134,7 @@ def test_next_level_keeps_the_parent_rule_whatever_the_row_order(monkeypatch: py
             expected[fp] for fp in sorted(expected)]
         assert new.data == [b"%d" % fp for fp in sorted(expected)]
         assert new.action_codes.tolist() == [expected[fp][1] % 3 for fp in sorted(expected)]
+        bounded = _new_states(rows, order, chunk, visited, room=50)
+        assert bounded.truncated
+        assert bounded.fps.tolist() == sorted(expected)[:50]
+        assert bounded.data == [b"%d" % fp for fp in sorted(expected)[:50]]
