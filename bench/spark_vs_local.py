@@ -4,7 +4,7 @@
     python bench/spark_vs_local.py --target toy-MC --master 'local[2]'
 
 For each target both engines explore the same model (the toy controller of
-``shared/bench/controller-toy`` under a TLC config, or a shipped Kafka scenario through the CLI's
+``bench/tla`` under a TLC config, or a shipped Kafka scenario through the CLI's
 model factory); the script checks that they agree (counts, levels, discoveries) and prints, level by
 level, the local seconds next to the Spark seconds and the phases of the Spark level, then the
 Spark/local wall-time ratio with and without the Spark session's start. On a two-core machine this

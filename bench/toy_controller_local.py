@@ -3,9 +3,10 @@
     python bench/toy_controller_local.py                 # MC.cfg, a few seconds
     python bench/toy_controller_local.py --config MC3    # MC3.cfg, 3.4M states: minutes, ~1 GB
 
-TLC's counts and times come from /work/shared/bench/controller-toy/README.md (TLC with one worker
-on this machine). The counts must match exactly: a difference means the port of the TLA+ module in
-tests/toy_models/kafka_controller_toy.py does not do TLC's work, and the times are not comparable.
+TLC's counts come from bench/tla/README.md (TLC with one worker on bench/tla's specification), its
+times from a run on a quiet 2-core machine. The counts must match exactly: a difference means the
+port of the TLA+ module in tests/toy_models/kafka_controller_toy.py does not do TLC's work, and the
+times are not comparable.
 Progress goes to stderr in TLC's vocabulary; the comparison table to stdout. Exit status 0 when the
 counts match TLC's, 1 when they do not.
 """

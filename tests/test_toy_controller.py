@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import re
+import subprocess
+from pathlib import Path
+
 import pytest
 from toy_models.kafka_controller_toy import (
     MC,
@@ -18,7 +24,7 @@ from explorer.bfs import run_bfs
 from explorer.replay import replay_states
 from explorer.results import ExplorationResult, Outcome
 
-#: TLC on MC.cfg (bench/controller-toy/README.md): successors generated per action (-coverage).
+#: TLC on MC.cfg (bench/tla/README.md): successors generated per action (-coverage).
 TLC_GENERATED_PER_ACTION = {
     "CreateTopic": 210,
     "InitialElection": 8_758,
@@ -125,3 +131,70 @@ def test_unknown_invariant_is_rejected() -> None:
     """A config naming an invariant the toy does not have is refused, listing the known ones."""
     with pytest.raises(ValueError, match="unknown invariants \\['Typo'\\]"):
         ToyConfig(assignment=((1,),), invariants=("Typo",))
+
+
+# ---- the TLA+ specification shipped in bench/tla ---------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+TLA_DIR = ROOT / "bench" / "tla"
+
+
+def test_the_tla_specification_and_its_configs_ship_in_the_checkout() -> None:
+    """bench/run.py reads the TLA+ toy from bench/tla in the checkout, which holds the specification, the MC and
+    MC3 modules and the three configs; no file of the benchmarks or the toy port names a path of another machine."""
+    spec = importlib.util.spec_from_file_location("bench_run", ROOT / "bench" / "run.py")
+    assert spec is not None and spec.loader is not None
+    bench_run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench_run)
+    assert bench_run.TOY_SPEC_DIR == TLA_DIR
+    for name in ("KafkaControllerToy.tla", "MC.tla", "MC3.tla", "MC.cfg", "MC3.cfg", "MC_stuck.cfg"):
+        assert (TLA_DIR / name).is_file(), name
+    sources = [*(ROOT / "bench").rglob("*.py"), *(ROOT / "tests" / "toy_models").glob("*.py"),
+               *(ROOT / "bench").rglob("*.md")]
+    assert [str(p) for p in sources if re.search(r"(?<![\w.])/(work|home|Users)/", p.read_text())] == []
+
+
+def run_tlc(config: str, module: str, scratch: Path) -> str:
+    """TLC's output on ``bench/tla``'s ``config`` with one worker, run in a scratch copy of the folder."""
+    jar = os.environ.get("KMC_TLA2TOOLS")
+    if not jar:
+        pytest.skip("set KMC_TLA2TOOLS to tla2tools.jar (bench/tla/README.md) to run TLC")
+    for path in TLA_DIR.iterdir():
+        (scratch / path.name).write_text(path.read_text())
+    done = subprocess.run(["java", "-XX:+UseParallelGC", "-cp", jar, "tlc2.TLC", "-workers", "1", "-deadlock",
+                           "-coverage", "60", "-metadir", str(scratch / "states"), "-config", config, module],
+                          cwd=scratch, capture_output=True, text=True, timeout=1800, check=False)
+    return done.stdout
+
+
+def tlc_counts(output: str) -> tuple[int, int]:
+    """(distinct states, states generated) of TLC's last statistics line."""
+    [*_, (generated, distinct)] = re.findall(r"([\d,]+) states generated, ([\d,]+) distinct states found", output)
+    return int(distinct.replace(",", "")), int(generated.replace(",", ""))
+
+
+@pytest.mark.slow
+def test_tlc_on_bench_tla_mc_does_the_ports_work(mc_result: ExplorationResult, tmp_path: Path) -> None:
+    """TLC on bench/tla's MC.cfg finds no error and the port's distinct states, states generated, depth and
+    successors generated per action."""
+    output = run_tlc("MC.cfg", "MC.tla", tmp_path)
+    assert "Model checking completed. No error has been found." in output
+    stats = mc_result.stats
+    assert tlc_counts(output) == (stats.distinct, stats.generated)
+    assert f"The depth of the complete state graph search is {stats.depth}." in output
+    final_coverage = output[output.rindex("<Init line"):]
+    per_action = {name: int(generated)
+                  for name, generated in re.findall(r"<(\w+) line .*?>: \d+:(\d+)", final_coverage)}
+    assert {name: per_action[name] for name in TLC_GENERATED_PER_ACTION} == {
+        a.name: a.generated for a in stats.actions}
+
+
+@pytest.mark.slow
+def test_tlc_on_bench_tla_mc_stuck_finds_the_ports_four_step_trace(tmp_path: Path) -> None:
+    """TLC on bench/tla's MC_stuck.cfg finds NeverStuckOffline violated by a 4-step trace, as the port does."""
+    output = run_tlc("MC_stuck.cfg", "MC.tla", tmp_path)
+    assert "Invariant NeverStuckOffline is violated." in output
+    steps = re.findall(r"^State \d+: <(\w+) line", output, re.MULTILINE)
+    assert steps == ["CreateTopic", "InitialElection", "BrokerFailure", "BrokerFailure"]
+    [violation] = run_bfs(KafkaControllerToy(MC_STUCK)).violations
+    assert violation.trace_length == len(steps) == 4

@@ -1,4 +1,4 @@
-"""A port of the TLA+ toy controller (``/work/shared/bench/controller-toy/KafkaControllerToy.tla``).
+"""A port of the TLA+ toy controller (``bench/tla/KafkaControllerToy.tla``).
 
 The TLA+ module is a deliberately small toy of the controller's replica and partition state
 machines, written as a timing anchor: kmc's explorers must do exactly TLC's work on it (same
