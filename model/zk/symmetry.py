@@ -49,25 +49,24 @@ identity and is left as it is. ``tests/test_symmetry.py`` checks that renaming c
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 import attrs
 
 from model.scenario import Scenario
-from model.zk.state.values import (
-    BrokerState,
-    ClusterState,
-    ControllerEvent,
-    ControllerState,
-    HostedPartition,
-    LeaderAndIsr,
-    MetadataPartitionState,
-    PartitionLeaderState,
-    Request,
-    TopicPartition,
-    ZkState,
+from model.zk.state.schema import (
+    Shape,
+    is_broker_id,
+    mentions,
+    optional_of,
+    record_of,
+    sequence_of,
+    state_fields,
+    strip,
 )
+from model.zk.state.values import ClusterState
 
 Renaming = Mapping[int, int]
 
@@ -182,135 +181,88 @@ def broker_signature(state: ClusterState, broker: int) -> tuple[Any, ...]:
             tuple((r.kind, r.controller_epoch, r.broker_epoch, len(r.live_brokers)) for r in queue))
 
 
-# ---- renaming a state --------------------------------------------------------------------------
-# Each helper returns its argument itself when no id in it is renamed: most of a state (partitions
-# on pinned brokers) does not change, and rebuilding it was most of the cost of a canonical encoding.
+# ---- renaming a state ----------------------------------------------------------------------------
+# Derived, once at import, from the state classes: every int declared a BrokerId is renamed, and every
+# field declared a set or a map (metadata SET, MAP) is sorted again. Each renamer returns its argument
+# itself when no id in it is renamed: most of a state (partitions on pinned brokers) does not change, and
+# rebuilding it was most of the cost of a canonical encoding.
+
+_Renamer = Callable[[Any, Renaming], Any]
 
 
-def _ids(ids: tuple[int, ...], m: Renaming) -> tuple[int, ...]:
-    if m.keys().isdisjoint(ids):
+def _renamer(t: Any, shape: Shape = Shape.SEQUENCE, sort_key: str | None = None) -> _Renamer | None:
+    """The renaming of values of type ``t``; None when no broker id occurs in the type."""
+    if not mentions(t, is_broker_id):
+        return None
+    if is_broker_id(t):
+        return lambda b, m: m.get(b, b)
+    element = sequence_of(t)
+    if element is not None:
+        return _sequence_renamer(element, shape, sort_key)
+    record = record_of(t)
+    if record is not None:
+        return _record_renamer(record)
+    inner = optional_of(t)
+    if inner is not None:
+        rename = _renamer(inner)
+        assert rename is not None
+        return lambda x, m: None if x is None else rename(x, m)
+    return _class_renamer(strip(t))
+
+
+def _sequence_renamer(element: Any, shape: Shape, sort_key: str | None) -> _Renamer:
+    key: Callable[[Any], Any] | None = operator.attrgetter(sort_key) if sort_key else None
+    resort = shape is not Shape.SEQUENCE
+    if is_broker_id(element):
+        def ids(x: tuple[int, ...], m: Renaming) -> tuple[int, ...]:
+            if m.keys().isdisjoint(x):
+                return x
+            renamed = (m.get(b, b) for b in x)
+            return tuple(sorted(renamed)) if resort else tuple(renamed)
         return ids
-    return tuple(m.get(b, b) for b in ids)
+    rename = _renamer(element)
+    assert rename is not None
+
+    def sequence(x: tuple[Any, ...], m: Renaming) -> tuple[Any, ...]:
+        renamed = [rename(e, m) for e in x]
+        if all(a is b for a, b in zip(renamed, x, strict=True)):
+            return x
+        if resort:  # a set or a map: its keys are unique, so sorting whole items orders them by key
+            renamed.sort(key=key)
+        return tuple(renamed)
+    return sequence
 
 
-def _sorted_ids(ids: tuple[int, ...], m: Renaming) -> tuple[int, ...]:
-    if m.keys().isdisjoint(ids):
-        return ids
-    return tuple(sorted(m.get(b, b) for b in ids))
+def _record_renamer(record: tuple[Any, ...]) -> _Renamer:
+    renames = [_renamer(a) for a in record]
+
+    def fixed(x: tuple[Any, ...], m: Renaming) -> tuple[Any, ...]:
+        renamed = tuple(x[i] if r is None else r(x[i], m) for i, r in enumerate(renames))
+        return x if all(a is b for a, b in zip(renamed, x, strict=True)) else renamed
+    return fixed
 
 
-def _keyed_by_broker(items: tuple[tuple[int, Any], ...], m: Renaming) -> tuple[tuple[int, Any], ...]:
-    """Pairs (broker, value) sorted by broker, renamed and sorted again."""
-    if not any(b in m for b, _ in items):
-        return items
-    return tuple(sorted(((m.get(b, b), v) for b, v in items), key=lambda item: item[0]))
+def _class_renamer(cls: type) -> _Renamer:
+    renames = [(f.name, r) for f in state_fields(cls) if (r := _renamer(f.type, f.shape, f.sort_key)) is not None]
+
+    def value(x: Any, m: Renaming) -> Any:
+        changed = {}
+        for name, rename in renames:
+            before = getattr(x, name)
+            after = rename(before, m)
+            if after is not before:
+                changed[name] = after
+        return attrs.evolve(x, **changed) if changed else x
+    return value
 
 
-def _lai(lai: LeaderAndIsr, m: Renaming) -> LeaderAndIsr:
-    if lai.leader not in m and m.keys().isdisjoint(lai.isr):
-        return lai
-    return attrs.evolve(lai, leader=m.get(lai.leader, lai.leader), isr=_ids(lai.isr, m))
-
-
-def _leaderships(items: tuple[tuple[TopicPartition, LeaderAndIsr], ...],
-                 m: Renaming) -> tuple[tuple[TopicPartition, LeaderAndIsr], ...]:
-    renamed = tuple((tp, _lai(lai, m)) for tp, lai in items)
-    return items if all(a[1] is b[1] for a, b in zip(items, renamed, strict=True)) else renamed
-
-
-def _by_partition_ids(items: tuple[tuple[TopicPartition, tuple[int, ...]], ...],
-                      m: Renaming) -> tuple[tuple[TopicPartition, tuple[int, ...]], ...]:
-    if all(m.keys().isdisjoint(reps) for _, reps in items):
-        return items
-    return tuple((tp, _ids(reps, m)) for tp, reps in items)
-
-
-def _event(e: ControllerEvent, m: Renaming) -> ControllerEvent:
-    return attrs.evolve(e, broker=m[e.broker]) if e.broker in m else e
-
-
-def _controller(c: ControllerState, m: Renaming) -> ControllerState:
-    replica_states = c.replica_states
-    if any(r[2] in m for r, _ in replica_states):
-        replica_states = tuple(sorted((((t, p, m.get(b, b)), st) for (t, p, b), st in replica_states),
-                                      key=lambda item: item[0]))
-    return attrs.evolve(
-        c,
-        live_brokers=_keyed_by_broker(c.live_brokers, m),
-        assignments=_by_partition_ids(c.assignments, m),
-        leadership=_leaderships(c.leadership, m),
-        replica_states=replica_states,
-        events=tuple(_event(e, m) for e in c.events),
-        partitions_being_reassigned=_by_partition_ids(c.partitions_being_reassigned, m),
-        shutting_down_brokers=_sorted_ids(c.shutting_down_brokers, m),
-        replicas_on_offline_dirs=_keyed_by_broker(c.replicas_on_offline_dirs, m),
-    )
-
-
-def _zk(zk: ZkState, m: Renaming) -> ZkState:
-    topics = zk.topics
-    if not all(m.keys().isdisjoint(reps) for _, parts in topics for reps in parts):
-        topics = tuple((name, tuple(_ids(reps, m) for reps in parts)) for name, parts in topics)
-    return attrs.evolve(
-        zk,
-        brokers=_keyed_by_broker(zk.brokers, m),
-        topics=topics,
-        partitions=_leaderships(zk.partitions, m),
-        reassign_partitions=_by_partition_ids(zk.reassign_partitions, m),
-        log_dir_event_notifications=_sorted_ids(zk.log_dir_event_notifications, m),
-    )
-
-
-def _metadata(states: tuple[MetadataPartitionState, ...], m: Renaming) -> tuple[MetadataPartitionState, ...]:
-    if not any(s.leader in m for s in states):
-        return states
-    return tuple(attrs.evolve(s, leader=m[s.leader]) if s.leader in m else s for s in states)
-
-
-_Led = TypeVar("_Led", HostedPartition, PartitionLeaderState)
-
-
-def _led(x: _Led, m: Renaming) -> _Led:
-    """A partition as its leader knows it, or as a LeaderAndIsr request carries it: leader, ISR, replicas."""
-    if x.leader not in m and m.keys().isdisjoint(x.isr) and m.keys().isdisjoint(x.replicas):
-        return x
-    return attrs.evolve(x, leader=m.get(x.leader, x.leader), isr=_ids(x.isr, m), replicas=_ids(x.replicas, m))
-
-
-def _broker(b: BrokerState, m: Renaming) -> BrokerState:
-    return attrs.evolve(
-        b,
-        id=m.get(b.id, b.id),
-        partitions=tuple(_led(h, m) for h in b.partitions),
-        metadata_live_brokers=_sorted_ids(b.metadata_live_brokers, m),
-        metadata_partitions=_metadata(b.metadata_partitions, m),
-    )
-
-
-def _request(r: Request, m: Renaming) -> Request:
-    return attrs.evolve(
-        r,
-        leader_states=tuple(_led(s, m) for s in r.leader_states),
-        live_brokers=_sorted_ids(r.live_brokers, m),
-        metadata_states=_metadata(r.metadata_states, m),
-    )
+_rename_cluster_state = _class_renamer(ClusterState)
 
 
 def rename_state(state: ClusterState, m: Renaming) -> ClusterState:
     """``state`` with every broker id ``b`` replaced by ``m.get(b, b)`` (a permutation of ids)."""
-    history = state.history
-    if any(b in m for b, _ in history.stray_logs):
-        history = attrs.evolve(history, stray_logs=tuple(sorted((m.get(b, b), tp) for b, tp in history.stray_logs)))
-    return attrs.evolve(
-        state,
-        zk=_zk(state.zk, m),
-        controller=_controller(state.controller, m),
-        brokers=tuple(sorted((_broker(b, m) for b in state.brokers), key=lambda b: b.id)),
-        channels=_keyed_by_broker(tuple((b, tuple(_request(r, m) for r in queue)) for b, queue in state.channels), m),
-        history=history,
-        zombie=None if state.zombie is None else _controller(state.zombie, m),
-        standby_reassignments=_by_partition_ids(state.standby_reassignments, m),
-    )
+    renamed: ClusterState = _rename_cluster_state(state, m)
+    return renamed
 
 
 __all__ = ["BrokerSymmetry", "broker_signature", "interchangeable_classes", "pinned_brokers", "rename_state",

@@ -19,26 +19,19 @@ and bounded (emptied when full): they change the speed, never the bytes.
 
 from __future__ import annotations
 
+import enum
 from array import array
 from collections.abc import Callable
 from typing import Any
 
-from model.zk.state.states import PartitionState, ReplicaState
+from model.zk.state.schema import is_state_class, mentions, optional_of, record_of, sequence_of, state_fields, strip
 from model.zk.state.values import (
     BrokerState,
     Budget,
     ClusterState,
-    ControllerEvent,
     ControllerState,
-    EventKind,
     History,
-    HostedPartition,
-    LeaderAndIsr,
-    MetadataPartitionState,
-    PartitionLeaderState,
     Request,
-    RequestKind,
-    TopicPartition,
     ZkState,
 )
 
@@ -117,270 +110,39 @@ class Codec:
 
     # ---- encoding ----
     def encode(self, s: ClusterState) -> bytes:
-        part, parts = self._part, self._parts
-        chunks = [part(self._zk, s.zk), part(self._controller, s.controller), parts(self._brokers, s.brokers),
-                  parts(self._channels, s.channels), part(self._budget, s.budget), part(self._history, s.history)]
-        if s.zombie is None:
-            chunks.append(_ints(False))
-        else:
-            chunks.append(_ints(True))
-            chunks.append(part(self._controller, s.zombie))
-        out: list[int] = []
-        self._replica_lists(out, s.standby_reassignments)
-        chunks.append(array("i", out).tobytes())
-        return b"".join(chunks)
+        return _ENCODE_STATE(self, s)
 
     def encode_plain(self, s: ClusterState) -> bytes:
         """:meth:`encode` without the memo: every part written field by field (the reference)."""
         return Codec(self.topic_names, memo_parts=0).encode(s)
 
     def _part(self, write: Any, value: Any) -> bytes:
-        """The part's bytes: remembered, or written by ``write(out, value)``."""
+        """The part's bytes: remembered, or written by ``write(out, value, topic_index)``."""
         known = self._written.get(id(value))
         if known is not None:
             return known[1]
         out: list[int] = []
-        write(out, value)
+        write(out, value, self.topic_index)
         return array("i", out).tobytes()
 
     def _parts(self, join: Any, value: tuple[Any, ...]) -> bytes:
-        """The bytes of a tuple of parts: remembered, or made by ``join(value)`` from its parts' bytes. (The
+        """The bytes of a tuple of parts: remembered, or made by ``join(codec, value)`` from its parts' bytes. (The
         empty tuple is one object for every kind: it is not looked up.)"""
         known = self._written.get(id(value)) if value else None
         if known is not None:
             return known[1]
-        data: bytes = join(value)
+        data: bytes = join(self, value)
         return data
-
-    def _brokers(self, brokers: tuple[BrokerState, ...]) -> bytes:
-        part = self._part
-        return b"".join([_ints(len(brokers)), *[part(self._broker, br) for br in brokers]])
-
-    def _channels(self, channels: tuple[tuple[int, tuple[Request, ...]], ...]) -> bytes:
-        part = self._part
-        chunks = [_ints(len(channels))]
-        for b, queue in channels:
-            chunks.append(_ints(b, len(queue)))
-            chunks += [part(self._request, rq) for rq in queue]
-        return b"".join(chunks)
-
-    def _zk(self, out: list[int], zk: ZkState) -> None:
-        w = out.append
-        ti = self.topic_index
-        w(len(zk.brokers))
-        for b, e in zk.brokers:
-            w(b)
-            w(e)
-        w(len(zk.topics))
-        for name, reps in zk.topics:
-            w(ti[name])
-            w(len(reps))
-            for r in reps:
-                w(len(r))
-                out.extend(r)
-        w(len(zk.partitions))
-        for (t, p), lai in zk.partitions:
-            w(ti[t])
-            w(p)
-            self._lai(out, lai)
-        w(len(zk.delete_topics))
-        out.extend(ti[t] for t in zk.delete_topics)
-        w(zk.controller_epoch)
-        self._tps(out, zk.isr_change_notifications)
-        self._replica_lists(out, zk.reassign_partitions)
-        self._tps(out, zk.preferred_replica_election)
-        w(len(zk.log_dir_event_notifications))
-        out.extend(zk.log_dir_event_notifications)
-        w(zk.unclean_leader_election_enable)
-        w(len(zk.topic_unclean_leader_election_enable))
-        out.extend(ti[t] for t in zk.topic_unclean_leader_election_enable)
-
-    def _broker(self, out: list[int], br: BrokerState) -> None:
-        w = out.append
-        ti = self.topic_index
-        w(br.id)
-        w(br.alive)
-        w(br.epoch)
-        w(br.controller_epoch)
-        w(len(br.partitions))
-        for h in br.partitions:
-            w(ti[h.partition[0]])
-            w(h.partition[1])
-            w(h.leader_epoch)
-            w(h.leader)
-            w(len(h.isr))
-            out.extend(h.isr)
-            w(h.zk_version)
-            w(len(h.replicas))
-            out.extend(h.replicas)
-            w(h.controller_epoch)
-            w(h.fetching)
-        self._tps(out, br.logs)
-        w(len(br.metadata_live_brokers))
-        out.extend(br.metadata_live_brokers)
-        self._metadata(out, br.metadata_partitions)
-        self._tps(out, br.offline_logs)
-        w(br.controlled_shutdown)
-
-    def _request(self, out: list[int], rq: Request) -> None:
-        w = out.append
-        ti = self.topic_index
-        w(rq.kind)
-        w(rq.controller_epoch)
-        w(rq.broker_epoch)
-        w(rq.delete_partitions)
-        w(rq.deletion_callback)
-        w(len(rq.leader_states))
-        for ls in rq.leader_states:
-            w(ti[ls.partition[0]])
-            w(ls.partition[1])
-            w(ls.leader)
-            w(ls.leader_epoch)
-            w(len(ls.isr))
-            out.extend(ls.isr)
-            w(len(ls.replicas))
-            out.extend(ls.replicas)
-            w(ls.is_new)
-            w(ls.zk_version)
-            w(ls.controller_epoch)
-        self._tps(out, rq.partitions)
-        w(len(rq.live_brokers))
-        out.extend(rq.live_brokers)
-        self._metadata(out, rq.metadata_states)
-
-    def _budget(self, out: list[int], bud: Budget) -> None:
-        w = out.append
-        ti = self.topic_index
-        w(bud.broker_failures)
-        w(bud.stop_replica_errors)
-        w(bud.isr_changes)
-        w(len(bud.reassignments_submitted))
-        out.extend(bud.reassignments_submitted)
-        for names in (bud.topics_created, bud.deletions_requested, bud.partitions_added, bud.topics_recreated):
-            w(len(names))
-            out.extend(ti[t] for t in names)
-        w(bud.controller_failovers)
-        w(bud.controller_moves)
-        w(bud.controlled_shutdowns)
-        w(len(bud.preferred_elections))
-        out.extend(ti[t] for t in bud.preferred_elections)
-        w(bud.auto_rebalance_checks)
-        w(bud.log_dir_failures)
-        w(bud.unclean_config_changes)
-        w(len(bud.reassignments_cancelled))
-        out.extend(bud.reassignments_cancelled)
-
-    def _history(self, out: list[int], history: History) -> None:
-        out.append(len(history.stray_logs))
-        for b, (t, p) in history.stray_logs:
-            out.append(b)
-            out.append(self.topic_index[t])
-            out.append(p)
-
-    def _controller(self, out: list[int], c: ControllerState) -> None:
-        w = out.append
-        ti = self.topic_index
-        w(c.epoch)
-        w(len(c.live_brokers))
-        for b, e in c.live_brokers:
-            w(b)
-            w(e)
-        w(len(c.assignments))
-        for (t, p), r in c.assignments:
-            w(ti[t])
-            w(p)
-            w(len(r))
-            out.extend(r)
-        w(len(c.leadership))
-        for (t, p), lai in c.leadership:
-            w(ti[t])
-            w(p)
-            self._lai(out, lai)
-        w(len(c.partition_states))
-        for (t, p), ps in c.partition_states:
-            w(ti[t])
-            w(p)
-            w(ps)
-        w(len(c.replica_states))
-        for (t, p, b), rs in c.replica_states:
-            w(ti[t])
-            w(p)
-            w(b)
-            w(rs)
-        for names in (c.topics_to_be_deleted, c.topics_ineligible_for_deletion, c.topics_with_deletion_started):
-            w(len(names))
-            out.extend(ti[t] for t in names)
-        w(len(c.events))
-        for ev in c.events:
-            w(ev.kind)
-            w(ev.broker)
-            self._tps(out, ev.partitions)
-            w(ev.error)
-            w(ti[ev.topic])
-            w(ev.request_epoch)
-            self._tps(out, ev.online_partitions)
-        self._replica_lists(out, c.partitions_being_reassigned)
-        w(len(c.shutting_down_brokers))
-        out.extend(c.shutting_down_brokers)
-        w(len(c.replicas_on_offline_dirs))
-        for b, (t, p) in c.replicas_on_offline_dirs:
-            w(b)
-            w(ti[t])
-            w(p)
-
-    def _tps(self, out: list[int], tps: tuple[TopicPartition, ...]) -> None:
-        """A length-prefixed list of partitions (read back by ``_Reader.tps``)."""
-        ti = self.topic_index
-        out.append(len(tps))
-        for t, p in tps:
-            out.append(ti[t])
-            out.append(p)
-
-    def _replica_lists(self, out: list[int], lists: tuple[tuple[TopicPartition, tuple[int, ...]], ...]) -> None:
-        out.append(len(lists))
-        for (t, p), reps in lists:
-            out.append(self.topic_index[t])
-            out.append(p)
-            out.append(len(reps))
-            out.extend(reps)
-
-    def _metadata(self, out: list[int], states: tuple[MetadataPartitionState, ...]) -> None:
-        out.append(len(states))
-        for m in states:
-            out.append(self.topic_index[m.partition[0]])
-            out.append(m.partition[1])
-            out.append(m.leader)
-            out.append(m.leader_epoch)
-
-    @staticmethod
-    def _lai(out: list[int], lai: LeaderAndIsr) -> None:
-        out.append(lai.leader)
-        out.append(lai.leader_epoch)
-        out.append(len(lai.isr))
-        out.extend(lai.isr)
-        out.append(lai.zk_version)
-        out.append(lai.controller_epoch)
 
     # ---- decoding ----
     def decode(self, data: bytes) -> ClusterState:
-        rd = _Reader(data, self.topics, self.read_part)
-        nxt = rd.nxt
-        part = self.read_part
-        zk = part(rd, rd.zk)
-        controller = part(rd, rd.controller)
-        brokers = self.read_parts(rd, rd.brokers)
-        channels = self.read_parts(rd, rd.channels)
-        budget = part(rd, rd.budget)
-        history = part(rd, rd.history)
-        zombie = part(rd, rd.controller) if nxt() else None
-        standby = rd.replica_lists()
-        return ClusterState(zk, controller, brokers, channels, budget, history, zombie=zombie,
-                            standby_reassignments=standby)
+        state: ClusterState = _READ_STATE(_Reader(data, self.topics, self.read_part, self.read_parts))
+        return state
 
     def read_part(self, rd: _Reader, read: Any) -> Any:
         """The part at the reader's position: one met before, found by its bytes, or ``read()``."""
         if not self.memo_parts:
-            return read()
+            return read(rd)
         memo = self._read.get(read.__name__)
         if memo is None:
             memo = self._read[read.__name__] = _PartMemo()
@@ -389,7 +151,7 @@ class Codec:
         if found is not None:
             rd.seek((start + found[1]) // 4)
             return found[0]
-        value = read()
+        value = read(rd)
         key = rd.data[start:4 * rd.position()]
         self._remember(value, key)
         memo.add(key, value)
@@ -400,12 +162,12 @@ class Codec:
         as the tuple met before when its bytes were: such a tuple changes with most steps, so it is not
         looked for before it is read."""
         if not self.memo_parts:
-            return read()
+            return read(rd)
         memo = self._read.get(read.__name__)
         if memo is None:
             memo = self._read[read.__name__] = _PartMemo()
         start = rd.position()
-        value = read()
+        value = read(rd)
         key = rd.data[4 * start:4 * rd.position()]
         known = memo.parts.get(key)
         if known is not None:
@@ -422,9 +184,11 @@ def _ints(*values: int) -> bytes:
 class _Reader:
     """Reads the parts of :meth:`Codec.encode`'s layout back, in the same order, from an int position."""
 
-    def __init__(self, data: bytes, topics: tuple[str, ...], read_part: Callable[[_Reader, Any], Any]):
+    def __init__(self, data: bytes, topics: tuple[str, ...], read_part: Callable[[_Reader, Any], Any],
+                 read_parts: Callable[[_Reader, Any], Any]):
         self.data = data
-        self.read_part = read_part  # Codec.read_part: a part met before, or read by the method given
+        self.read_part = read_part  # Codec.read_part: a part met before, or read by the function given
+        self.read_parts = read_parts  # Codec.read_parts: a tuple of parts met before, or read by the function
         a = array("i")
         a.frombytes(data)
         self._it: Any = iter(a)  # an array iterator: __reduce__ tells its position, __setstate__ moves it
@@ -442,109 +206,271 @@ class _Reader:
         nxt = self.nxt
         return tuple(nxt() for _ in range(n))
 
-    def tp(self) -> TopicPartition:
-        nxt = self.nxt
-        t = self.topics[nxt()]
-        return (t, nxt())
 
-    def tps(self) -> tuple[TopicPartition, ...]:
-        tp = self.tp
-        return tuple(tp() for _ in range(self.nxt()))
+# ---- the layout, derived from the state classes ----
+#
+# The writers and readers below are generated, once at import, from the state classes' fields
+# (model.zk.state.schema.state_fields): a field is written where it is declared, with a rule per type:
+#
+# * an int, a bool or an IntEnum: one int; a topic name (the only strings in a state): its index in
+#   the scenario's topics (0 for "");
+# * ``tuple[X, ...]``: its length, then each X; a fixed ``tuple[A, B]``: A then B; ``X | None``: 0, or 1 then X;
+# * a state class: its fields (``eq=False`` ones are no part of a state and are not written).
+#
+# Generated source rather than a walk of the types per call: the code run per state is the code one
+# would write by hand for each class, so deriving it costs nothing on the hot path.
 
-    def names(self) -> tuple[str, ...]:
-        nxt, topics = self.nxt, self.topics
-        return tuple(topics[nxt()] for _ in range(nxt()))
+#: The classes encoded as parts (see the module docstring): each has its memo, and a tuple of parts that is
+#: a field of the state is remembered as one.
+PARTS: tuple[type, ...] = (ZkState, ControllerState, BrokerState, Request, Budget, History)
 
-    def lai(self) -> LeaderAndIsr:
-        nxt = self.nxt
-        leader, epoch = nxt(), nxt()
-        isr = self.ints(nxt())
-        return LeaderAndIsr(leader, epoch, isr, nxt(), nxt())
 
-    def replica_lists(self) -> tuple[tuple[TopicPartition, tuple[int, ...]], ...]:
-        nxt, tp, ints = self.nxt, self.tp, self.ints
-        return tuple((tp(), ints(nxt())) for _ in range(nxt()))
+def _is_part(t: Any) -> bool:
+    return strip(t) in PARTS
 
-    def metadata(self) -> tuple[MetadataPartitionState, ...]:
-        nxt, tp = self.nxt, self.tp
-        return tuple(MetadataPartitionState(tp(), nxt(), nxt()) for _ in range(nxt()))
 
-    def zk(self) -> ZkState:
-        nxt, tp, ints, topics = self.nxt, self.tp, self.ints, self.topics
-        brokers = tuple((nxt(), nxt()) for _ in range(nxt()))
-        assignments = tuple((topics[nxt()], tuple(ints(nxt()) for _ in range(nxt()))) for _ in range(nxt()))
-        partitions = tuple((tp(), self.lai()) for _ in range(nxt()))
-        delete = self.names()
-        epoch = nxt()
-        isr_changes = self.tps()
-        reassign = self.replica_lists()
-        preferred = self.tps()
-        log_dirs = ints(nxt())
-        unclean = bool(nxt())
-        return ZkState(brokers, assignments, partitions, delete, epoch, isr_changes, reassign, preferred, log_dirs,
-                       unclean, self.names())
+def _is_int(t: Any) -> bool:
+    t = strip(t)
+    return t is int or t is bool or (isinstance(t, type) and issubclass(t, enum.IntEnum))
 
-    def controller(self) -> ControllerState:
-        nxt, tp, ints, topics = self.nxt, self.tp, self.ints, self.topics
-        epoch = nxt()
-        live = tuple((nxt(), nxt()) for _ in range(nxt()))
-        assignments = tuple((tp(), ints(nxt())) for _ in range(nxt()))
-        leadership = tuple((tp(), self.lai()) for _ in range(nxt()))
-        pstates = tuple((tp(), PartitionState(nxt())) for _ in range(nxt()))
-        rstates = tuple(((topics[nxt()], nxt(), nxt()), ReplicaState(nxt())) for _ in range(nxt()))
-        to_be_deleted, ineligible, started = self.names(), self.names(), self.names()
-        events = tuple(ControllerEvent(EventKind(nxt()), nxt(), self.tps(), bool(nxt()), topic=topics[nxt()],
-                                       request_epoch=nxt(), online_partitions=self.tps())
-                       for _ in range(nxt()))
-        reassigning = self.replica_lists()
-        shutting_down = ints(nxt())
-        offline_dirs = tuple((nxt(), tp()) for _ in range(nxt()))
-        return ControllerState(epoch, live, assignments, leadership, pstates, rstates, to_be_deleted, ineligible,
-                               started, events, reassigning, shutting_down, offline_dirs)
 
-    def broker(self) -> BrokerState:
-        nxt, tp, ints = self.nxt, self.tp, self.ints
-        bid, alive, bepoch, cepoch = nxt(), bool(nxt()), nxt(), nxt()
-        hosted = tuple(HostedPartition(tp(), nxt(), nxt(), ints(nxt()), nxt(), ints(nxt()), nxt(), bool(nxt()))
-                       for _ in range(nxt()))
-        logs = self.tps()
-        cache_live, cache = ints(nxt()), self.metadata()
-        offline = self.tps()
-        return BrokerState(bid, alive, bepoch, cepoch, hosted, logs, cache_live, cache, offline, nxt())
+class _Generator:
+    """Writes the source of the codec's writers and readers."""
 
-    def brokers(self) -> tuple[BrokerState, ...]:
-        read_part, broker = self.read_part, self.broker
-        return tuple(read_part(self, broker) for _ in range(self.nxt()))
+    def __init__(self) -> None:
+        self.namespace: dict[str, Any] = {"_ints_bytes": _ints_bytes}
+        self.sources: list[str] = []
+        self.done: set[str] = set()
+        self.counter = 0
+        self.pending = False  # chunks(): whether ints written may be waiting in ``out``
 
-    def channels(self) -> tuple[tuple[int, tuple[Request, ...]], ...]:
-        nxt, read_part, request = self.nxt, self.read_part, self.request
-        channels = []
-        for _ in range(nxt()):
-            bid = nxt()
-            channels.append((bid, tuple(read_part(self, request) for _ in range(nxt()))))
-        return tuple(channels)
+    def fresh(self, stem: str) -> str:
+        self.counter += 1
+        return f"{stem}{self.counter}"
 
-    def request(self) -> Request:
-        nxt, tp, ints = self.nxt, self.tp, self.ints
-        kind, cepoch, bepoch, delete, callback = RequestKind(nxt()), nxt(), nxt(), bool(nxt()), bool(nxt())
-        leader_states = tuple(PartitionLeaderState(tp(), nxt(), nxt(), ints(nxt()), ints(nxt()), bool(nxt()), nxt(),
-                                                   nxt())
-                              for _ in range(nxt()))
-        parts = self.tps()
-        live_brokers = ints(nxt())
-        return Request(kind, cepoch, bepoch, leader_states, parts, delete, callback, live_brokers, self.metadata())
+    def name_of(self, t: type) -> str:
+        self.namespace[t.__name__] = t
+        return t.__name__
 
-    def budget(self) -> Budget:
-        nxt, ints = self.nxt, self.ints
-        failures, errors, isr_changes = nxt(), nxt(), nxt()
-        submitted = ints(nxt())
-        created, requested, added, recreated = self.names(), self.names(), self.names(), self.names()
-        failovers, moves, shutdowns = nxt(), nxt(), nxt()
-        preferred = self.names()
-        rebalances, dir_failures, unclean_changes = nxt(), nxt(), nxt()
-        return Budget(failures, errors, isr_changes, submitted, created, requested, added, recreated, failovers,
-                      moves, shutdowns, preferred, rebalances, dir_failures, unclean_changes, ints(nxt()))
+    # ---- writing ints into ``out`` (w = out.append, ext = out.extend, ti = the topic index) ----
+    def pattern(self, t: Any) -> tuple[str, list[tuple[Any, str]]]:
+        """A for-loop target unpacking a value of type ``t``, and its leaves (type, name)."""
+        record = record_of(t)
+        if record is None:
+            name = self.fresh("x")
+            return name, [(t, name)]
+        targets, leaves = [], []
+        for a in record:
+            target, inner = self.pattern(a)
+            targets.append(target)
+            leaves += inner
+        return f"({', '.join(targets)},)", leaves
 
-    def history(self) -> History:
-        nxt, tp = self.nxt, self.tp
-        return History(tuple((nxt(), tp()) for _ in range(nxt())))
+    def write(self, t: Any, x: str, lines: list[str], ind: str) -> None:
+        base = strip(t)
+        element = sequence_of(t)
+        record = record_of(t)
+        inner = optional_of(t)
+        if _is_int(t):
+            lines.append(f"{ind}w({x})")
+        elif base is str:
+            lines.append(f"{ind}w(ti[{x}])")
+        elif element is not None:
+            lines.append(f"{ind}w(len({x}))")
+            if _is_int(element):
+                lines.append(f"{ind}ext({x})")
+            elif strip(element) is str:
+                name = self.fresh("n")
+                lines.append(f"{ind}ext([ti[{name}] for {name} in {x}])")
+            else:
+                target, leaves = self.pattern(element)
+                lines.append(f"{ind}for {target} in {x}:")
+                for leaf_type, leaf in leaves:
+                    self.write(leaf_type, leaf, lines, ind + "    ")
+        elif record is not None:
+            target, leaves = self.pattern(t)
+            lines.append(f"{ind}{target} = {x}")
+            for leaf_type, leaf in leaves:
+                self.write(leaf_type, leaf, lines, ind)
+        elif inner is not None:
+            lines.append(f"{ind}if {x} is None:")
+            lines.append(f"{ind}    w(0)")
+            lines.append(f"{ind}else:")
+            lines.append(f"{ind}    w(1)")
+            self.write(inner, x, lines, ind + "    ")
+        elif is_state_class(base):
+            assert base not in PARTS, f"{base.__name__} is a part: written in chunks"
+            if not x.isidentifier():
+                name = self.fresh("v")
+                lines.append(f"{ind}{name} = {x}")
+                x = name
+            for f in state_fields(base):
+                self.write(f.type, f"{x}.{f.name}", lines, ind)
+        else:
+            raise TypeError(f"the codec has no encoding for {t!r}")
+
+    def writer(self, cls: type) -> str:
+        """``write_<cls>(out, v, ti)``: a part's ints into ``out``."""
+        name = f"write_{cls.__name__}"
+        if name not in self.done:
+            self.done.add(name)
+            lines = [f"def {name}(out, v, ti):", "    w = out.append", "    ext = out.extend"]
+            for f in state_fields(cls):
+                self.write(f.type, f"v.{f.name}", lines, "    ")
+            self.sources.append("\n".join(lines))
+        return name
+
+    # ---- writing chunks of bytes into ``c``: values with parts in them ----
+    def chunks(self, t: Any, x: str, lines: list[str], ind: str, field_of: str | None = None) -> None:
+        """Write a value with parts in it: ints into ``out``, flushed into ``c`` before each part's bytes."""
+        if not mentions(t, _is_part):
+            self.write(t, x, lines, ind)
+            self.pending = True
+            return
+        base = strip(t)
+        element = sequence_of(t)
+        record = record_of(t)
+        inner = optional_of(t)
+
+        def flush() -> None:
+            if self.pending:  # ints may be waiting in ``out``
+                lines.append(f"{ind}if out:\n{ind}    c.append(_ints_bytes(out))\n{ind}    out.clear()")
+            self.pending = False
+
+        if base in PARTS:
+            flush()
+            lines.append(f"{ind}c.append(part({self.writer(base)}, {x}))")
+        elif element is not None and field_of is not None:
+            join = self.joiner(t, field_of)
+            flush()
+            lines.append(f"{ind}c.append(parts({join}, {x}))")
+        elif element is not None:
+            lines.append(f"{ind}w(len({x}))")
+            self.pending = True
+            if strip(element) in PARTS:
+                e = self.fresh("e")
+                flush()
+                lines.append(f"{ind}c += [part({self.writer(strip(element))}, {e}) for {e} in {x}]")
+            else:
+                target, leaves = self.pattern(element)
+                lines.append(f"{ind}for {target} in {x}:")
+                self.pending = True  # from the loop's previous turn
+                for leaf_type, leaf in leaves:
+                    self.chunks(leaf_type, leaf, lines, ind + "    ")
+                self.pending = True
+        elif record is not None:
+            target, leaves = self.pattern(t)
+            lines.append(f"{ind}{target} = {x}")
+            for leaf_type, leaf in leaves:
+                self.chunks(leaf_type, leaf, lines, ind)
+        elif inner is not None:
+            lines.append(f"{ind}if {x} is None:")
+            lines.append(f"{ind}    w(0)")
+            lines.append(f"{ind}else:")
+            lines.append(f"{ind}    w(1)")
+            self.pending = True
+            self.chunks(inner, x, lines, ind + "    ")
+            self.pending = True
+        else:
+            for f in state_fields(base):
+                self.chunks(f.type, f"{x}.{f.name}", lines, ind, field_of=f"{base.__name__}_{f.name}")
+
+    _PROLOGUE = ("    part, parts, ti = codec._part, codec._parts, codec.topic_index",
+                 "    c = []", "    out = []", "    w = out.append", "    ext = out.extend")
+    _EPILOGUE = ("    if out:", "        c.append(_ints_bytes(out))", "    return b''.join(c)")
+
+    def joiner(self, t: Any, field: str) -> str:
+        """``join_<field>(codec, v)``: the bytes of a tuple of parts that is a field."""
+        name = f"join_{field}"
+        if name not in self.done:
+            self.done.add(name)
+            lines = [f"def {name}(codec, v):", *self._PROLOGUE]
+            pending, self.pending = self.pending, False
+            self.chunks(t, "v", lines, "    ")
+            self.pending = pending
+            self.sources.append("\n".join([*lines, *self._EPILOGUE]))
+        return name
+
+    def encoder(self, cls: type) -> str:
+        """``encode_<cls>(codec, v)``: the bytes of the whole value."""
+        name = f"encode_{cls.__name__}"
+        lines = [f"def {name}(codec, v):", *self._PROLOGUE]
+        self.pending = False
+        self.chunks(cls, "v", lines, "    ")
+        self.sources.append("\n".join([*lines, *self._EPILOGUE]))
+        return name
+
+    # ---- reading (nxt = the next int, topics, ints(n), read_part(rd, reader)) ----
+    def read(self, t: Any, field_of: str | None = None) -> str:
+        """An expression reading a value of type ``t``."""
+        base = strip(t)
+        element = sequence_of(t)
+        record = record_of(t)
+        inner = optional_of(t)
+        if base is int:
+            return "nxt()"
+        if base is bool:
+            return "bool(nxt())"
+        if isinstance(base, type) and issubclass(base, enum.IntEnum):
+            return f"{self.name_of(base)}(nxt())"
+        if base is str:
+            return "topics[nxt()]"
+        if base in PARTS:
+            return f"read_part(rd, {self.reader(base)})"
+        if element is not None:
+            if field_of is not None and mentions(element, _is_part):
+                return f"read_parts(rd, {self.reader_of_parts(t, field_of)})"
+            if strip(element) is int:
+                return "ints(nxt())"
+            return f"tuple({self.read(element)} for _ in range(nxt()))"
+        if record is not None:
+            return f"({', '.join(self.read(a) for a in record)},)"
+        if inner is not None:
+            return f"({self.read(inner)} if nxt() else None)"
+        if is_state_class(base):
+            return self.construct(base)
+        raise TypeError(f"the codec has no decoding for {t!r}")
+
+    _READ_PROLOGUE = ("    nxt, topics, ints, read_part, read_parts = rd.nxt, rd.topics, rd.ints, rd.read_part, "
+                      "rd.read_parts")
+
+    def construct(self, cls: type) -> str:
+        """An expression reading a value of state class ``cls`` field by field (by keyword)."""
+        fields = ", ".join(f"{f.name}={self.read(f.type, f'{cls.__name__}_{f.name}')}" for f in state_fields(cls))
+        return f"{self.name_of(cls)}({fields})"
+
+    def reader(self, cls: type) -> str:
+        """``read_<cls>(rd)``: a value read from the reader's position (a part's name names its memo)."""
+        name = f"read_{cls.__name__}"
+        if name not in self.done:
+            self.done.add(name)
+            self.sources.append(f"def {name}(rd):\n{self._READ_PROLOGUE}\n    return {self.construct(cls)}")
+        return name
+
+    def reader_of_parts(self, t: Any, field: str) -> str:
+        name = f"read_{field}"
+        if name not in self.done:
+            self.done.add(name)
+            self.sources.append(f"def {name}(rd):\n{self._READ_PROLOGUE}\n    return {self.read(t)}")
+        return name
+
+    def compile(self) -> dict[str, Any]:
+        source = "\n\n\n".join(self.sources)
+        self.namespace["__source__"] = source
+        exec(compile(source, "<model.zk.state.codec: derived layout>", "exec"), self.namespace)
+        return self.namespace
+
+
+def _ints_bytes(values: list[int]) -> bytes:
+    return array("i", values).tobytes()
+
+
+def _derive(root: type) -> tuple[Callable[[Codec, Any], bytes], Callable[[_Reader], Any], str]:
+    """The encoder and the reader of ``root`` values, and their generated source (for reading)."""
+    gen = _Generator()
+    encode, read = gen.encoder(root), gen.reader(root)
+    namespace = gen.compile()
+    return namespace[encode], namespace[read], namespace["__source__"]
+
+
+_ENCODE_STATE, _READ_STATE, LAYOUT_SOURCE = _derive(ClusterState)

@@ -25,6 +25,7 @@ from typing import Any
 import attrs
 
 from model.scenario import Scenario
+from model.zk.state.schema import Shape, sequence_of, state_fields
 from model.zk.state.states import PartitionState, ReplicaState, replica_table
 from model.zk.state.values import (
     LEADER_DURING_DELETE,
@@ -70,7 +71,11 @@ class Step:
     zk_preferred_replica_election: set[TopicPartition]
     zk_log_dir_event_notifications: set[int]
     zk_topic_unclean_leader_election_enable: set[str]
+    zk_controller_epoch: int
+    zk_unclean_leader_election_enable: bool
     # ControllerContext and TopicDeletionManager (of the acting controller)
+    epoch: int
+    events: list[ControllerEvent]
     live_brokers: dict[int, int]
     assignment: dict[TopicPartition, tuple[int, ...]]
     leadership: dict[TopicPartition, LeaderAndIsr]
@@ -93,9 +98,8 @@ class Step:
         self.acting_zombie = acting_zombie
         self.resigned = False  # the acting zombie resigned in this step
         self.source = s  # the state thawed: freeze() keeps the parts of it the step did not change
-        # ZooKeeper (its tables and sets are thawed on first use: see _THAW)
-        self.zk_controller_epoch = s.zk.controller_epoch
-        self.zk_unclean_leader_election_enable = s.zk.unclean_leader_election_enable
+        # ZooKeeper: its scalars copied (its tables and sets are thawed on first use: see _THAW)
+        _ZK.start(self, s.zk)
         # ControllerContext and TopicDeletionManager (of the zombie, for its steps)
         c: ControllerState
         self.other_controller: ControllerState | None
@@ -106,8 +110,7 @@ class Step:
             c, self.other_controller = s.controller, s.zombie
         self.zombie_epoch = -1 if s.zombie is None else s.zombie.epoch
         self.source_controller = c
-        self.epoch = c.epoch
-        self.events: list[ControllerEvent] = list(c.events)
+        _CONTROLLER.start(self, c)
         # events fired by ZooKeeper watches go to the active controller, also during a zombie's step
         self.watch_events: list[ControllerEvent] = list(s.controller.events) if acting_zombie else self.events
         self.standby_reassignments = s.standby_reassignments
@@ -150,47 +153,12 @@ class Step:
     # ---- freezing ----
     def controller_state(self) -> ControllerState:
         """The acting controller's context as a frozen value (the thawed one when the step left it unchanged)."""
-        c, thawed = self.source_controller, self.__dict__.get  # a field as the step left it, or None: never used
-        if (_CONTROLLER_FIELDS.isdisjoint(self.__dict__) and self.epoch == c.epoch
-                and len(self.events) == len(c.events) and self.events == list(c.events)):
-            return c
-        return _unchanged_or(c, ControllerState(
-            epoch=self.epoch,
-            live_brokers=_items(thawed("live_brokers"), c.live_brokers),
-            assignments=_items(thawed("assignment"), c.assignments),
-            leadership=_items(thawed("leadership"), c.leadership),
-            partition_states=_items(thawed("partition_state"), c.partition_states),
-            replica_states=_items(thawed("replica_state"), c.replica_states),
-            topics_to_be_deleted=_sorted(thawed("topics_to_be_deleted"), c.topics_to_be_deleted),
-            topics_ineligible_for_deletion=_sorted(thawed("topics_ineligible_for_deletion"),
-                                                   c.topics_ineligible_for_deletion),
-            topics_with_deletion_started=_sorted(thawed("topics_with_deletion_started"),
-                                                 c.topics_with_deletion_started),
-            events=c.events if self.events == list(c.events) else tuple(self.events),
-            partitions_being_reassigned=_items(thawed("partitions_being_reassigned"), c.partitions_being_reassigned),
-            shutting_down_brokers=_sorted(thawed("shutting_down_brokers"), c.shutting_down_brokers),
-            replicas_on_offline_dirs=_sorted(thawed("replicas_on_offline_dirs"), c.replicas_on_offline_dirs),
-        ))
+        state: ControllerState = _CONTROLLER.freeze(self, self.source_controller)
+        return state
 
     def freeze(self) -> ClusterState:
-        z, thawed = self.source.zk, self.__dict__.get
-        zk = z if (_ZK_FIELDS.isdisjoint(self.__dict__) and self.zk_controller_epoch == z.controller_epoch
-                   and self.zk_unclean_leader_election_enable == z.unclean_leader_election_enable
-                   ) else _unchanged_or(z, ZkState(
-            brokers=_items(thawed("zk_brokers"), z.brokers),
-            topics=_items(thawed("zk_topics"), z.topics),
-            partitions=_items(thawed("zk_partitions"), z.partitions),
-            delete_topics=_sorted(thawed("zk_delete_topics"), z.delete_topics),
-            controller_epoch=self.zk_controller_epoch,
-            isr_change_notifications=_sorted(thawed("zk_isr_change_notifications"), z.isr_change_notifications),
-            reassign_partitions=_items(thawed("zk_reassign_partitions"), z.reassign_partitions),
-            preferred_replica_election=_sorted(thawed("zk_preferred_replica_election"), z.preferred_replica_election),
-            log_dir_event_notifications=_sorted(thawed("zk_log_dir_event_notifications"),
-                                                z.log_dir_event_notifications),
-            unclean_leader_election_enable=self.zk_unclean_leader_election_enable,
-            topic_unclean_leader_election_enable=_sorted(thawed("zk_topic_unclean_leader_election_enable"),
-                                                         z.topic_unclean_leader_election_enable),
-        ))
+        thawed = self.__dict__.get
+        zk = _ZK.freeze(self, self.source.zk)
         acting = self.controller_state()
         if self.acting_zombie:
             assert self.other_controller is not None
@@ -230,7 +198,6 @@ class Step:
             # onControllerResignation: ControllerChannelManager.shutdown drops what it had not sent
             channels = {b: [r for r in q if r.controller_epoch != acting.epoch] for b, q in self.channels.items()}
         brokers = thawed("brokers")
-        stray_logs = thawed("stray_logs")
         return ClusterState(
             zk=zk,
             controller=controller,
@@ -239,8 +206,7 @@ class Step:
             channels=source.channels if channels is None else _unchanged_or(
                 source.channels, tuple((b, tuple(q)) for b, q in sorted(channels.items()) if q)),
             budget=self.budget,
-            history=source.history if stray_logs is None else _unchanged_or(
-                source.history, History(_sorted(stray_logs, source.history.stray_logs))),
+            history=_HISTORY.freeze(self, source.history),
             log=log,
             zombie=zombie,
             standby_reassignments=self.standby_reassignments,
@@ -484,37 +450,77 @@ def _unchanged_or(before: Any, after: Any) -> Any:
     return before if after == before else after
 
 
+class _Thaw:
+    """How the fields of one state class live in a :class:`Step`, derived from the class: its sets and maps
+    (metadata ``SET``, ``MAP``) thawed into a ``set`` or a ``dict`` on first use, its other tuples (queues)
+    into lists and its scalars copied when the step starts; the step's attribute for field ``f`` is
+    ``prefix + f``, or ``names[f]``. ``of`` is the expression, in ``st`` (the step), of the value thawed.
+
+    The functions run per step (``start``, ``freeze`` and the thaws) are generated once, here, as the code
+    one would write by hand for the class: a step is the model's hot path."""
+
+    def __init__(self, cls: type, of: str, prefix: str = "", names: dict[str, str] | None = None):
+        self.cls = cls
+        fields = [(f.name, (names or {}).get(f.name, prefix + f.name), f.shape, f.type) for f in state_fields(cls)]
+        self.lazy = tuple((name, attr, shape) for name, attr, shape, _ in fields if shape is not Shape.SEQUENCE)
+        self.queues = tuple((name, attr) for name, attr, shape, t in fields
+                            if shape is Shape.SEQUENCE and sequence_of(t) is not None)
+        self.scalars = tuple((name, attr) for name, attr, shape, t in fields
+                             if shape is Shape.SEQUENCE and sequence_of(t) is None)
+        self.lazy_attrs = frozenset(attr for _, attr, _ in self.lazy)
+        namespace: dict[str, Any] = {"cls": cls, "lazy_attrs": self.lazy_attrs, "_items": _items, "_sorted": _sorted,
+                                     "_unchanged_or": _unchanged_or, "_same_queue": _same_queue}
+        start = ["def start(st, v):", "    pass",
+                 *(f"    st.{attr} = v.{name}" for name, attr in self.scalars),
+                 *(f"    st.{attr} = list(v.{name})" for name, attr in self.queues)]
+        unchanged = " and ".join(["lazy_attrs.isdisjoint(d)",
+                                  *(f"d[{attr!r}] == before.{name}" for name, attr in self.scalars),
+                                  *(f"_same_queue(d[{attr!r}], before.{name})" for name, attr in self.queues)])
+        values = [*(f"{name}=d[{attr!r}]" for name, attr in self.scalars),
+                  *(f"{name}=before.{name} if _same_queue(d[{attr!r}], before.{name}) else tuple(d[{attr!r}])"
+                    for name, attr in self.queues),
+                  *(f"{name}={'_sorted' if shape is Shape.SET else '_items'}(d.get({attr!r}), before.{name})"
+                    for name, attr, shape in self.lazy)]
+        freeze = ["def freeze(st, before):", "    d = st.__dict__", f"    if {unchanged}:", "        return before",
+                  f"    return _unchanged_or(before, cls({', '.join(values)}))"]
+        thaws = [f"def thaw_{attr}(st):\n    return {'set' if shape is Shape.SET else 'dict'}({of}.{name})"
+                 for name, attr, shape in self.lazy]
+        exec(compile("\n\n".join(["\n".join(start), "\n".join(freeze), *thaws]), f"<Step: {cls.__name__}>", "exec"),
+             namespace)
+        self.start: Callable[[Step, Any], None] = namespace["start"]
+        self.freeze: Callable[[Step, Any], Any] = namespace["freeze"]
+        self.thaw: dict[str, Callable[[Step], Any]] = {attr: namespace[f"thaw_{attr}"] for _, attr, _ in self.lazy}
+
+
+def _same_queue(queue: list[Any], before: tuple[Any, ...]) -> bool:
+    return len(queue) == len(before) and queue == list(before)
+
+
+_ZK = _Thaw(ZkState, "st.source.zk", prefix="zk_")
+#: The context's tables keep the singular of Kafka's ``ControllerContext`` names in a step.
+_CONTROLLER = _Thaw(ControllerState, "st.source_controller",
+                    names={"assignments": "assignment", "partition_states": "partition_state",
+                           "replica_states": "replica_state"})
+_HISTORY = _Thaw(History, "st.source.history")
+
 #: How each lazily thawed field of a :class:`Step` is made from the state (or the acting controller) it thaws.
 _THAW: dict[str, Callable[[Step], Any]] = {
-    "zk_brokers": lambda st: dict(st.source.zk.brokers),
-    "zk_topics": lambda st: dict(st.source.zk.topics),
-    "zk_partitions": lambda st: dict(st.source.zk.partitions),
-    "zk_delete_topics": lambda st: set(st.source.zk.delete_topics),
-    "zk_isr_change_notifications": lambda st: set(st.source.zk.isr_change_notifications),
-    "zk_reassign_partitions": lambda st: dict(st.source.zk.reassign_partitions),
-    "zk_preferred_replica_election": lambda st: set(st.source.zk.preferred_replica_election),
-    "zk_log_dir_event_notifications": lambda st: set(st.source.zk.log_dir_event_notifications),
-    "zk_topic_unclean_leader_election_enable": lambda st: set(st.source.zk.topic_unclean_leader_election_enable),
-    "live_brokers": lambda st: dict(st.source_controller.live_brokers),
-    "assignment": lambda st: dict(st.source_controller.assignments),
-    "leadership": lambda st: dict(st.source_controller.leadership),
-    "partition_state": lambda st: dict(st.source_controller.partition_states),
-    "replica_state": lambda st: dict(st.source_controller.replica_states),
-    "topics_to_be_deleted": lambda st: set(st.source_controller.topics_to_be_deleted),
-    "topics_ineligible_for_deletion": lambda st: set(st.source_controller.topics_ineligible_for_deletion),
-    "topics_with_deletion_started": lambda st: set(st.source_controller.topics_with_deletion_started),
-    "partitions_being_reassigned": lambda st: dict(st.source_controller.partitions_being_reassigned),
-    "shutting_down_brokers": lambda st: set(st.source_controller.shutting_down_brokers),
-    "replicas_on_offline_dirs": lambda st: set(st.source_controller.replicas_on_offline_dirs),
+    **_ZK.thaw,
+    **_CONTROLLER.thaw,
+    **_HISTORY.thaw,
     "brokers": lambda st: {b.id: b for b in st.source.brokers},
     "channels": lambda st: {b: list(q) for b, q in st.source.channels},
-    "stray_logs": lambda st: set(st.source.history.stray_logs),
 }
-_ZK_FIELDS = frozenset(name for name in _THAW if name.startswith("zk_"))
-_CONTROLLER_FIELDS = frozenset(("live_brokers", "assignment", "leadership", "partition_state", "replica_state",
-                                "topics_to_be_deleted", "topics_ineligible_for_deletion",
-                                "topics_with_deletion_started", "partitions_being_reassigned",
-                                "shutting_down_brokers", "replicas_on_offline_dirs"))
+
+
+def _check_annotations() -> None:
+    """Every attribute a step derives from a state class is declared (typed) on :class:`Step`."""
+    declared = Step.__annotations__
+    for thaw in (_ZK, _CONTROLLER, _HISTORY):
+        for attr in (*thaw.lazy_attrs, *(a for _, a in thaw.queues), *(a for _, a in thaw.scalars)):
+            if attr not in declared:
+                raise TypeError(f"Step declares no attribute {attr!r} for a field of {thaw.cls.__name__}: add "
+                                f"its type to Step's annotations")
 
 
 class _Thawed:
@@ -535,3 +541,4 @@ class _Thawed:
 
 for _name, _thaw in _THAW.items():
     setattr(Step, _name, _Thawed(_name, _thaw))
+_check_annotations()

@@ -36,10 +36,11 @@ from typing import Any
 
 import attrs
 
+from model.zk.state.schema import MAP, MAP_BY_ID, SET, BrokerId
 from model.zk.state.states import PartitionState, ReplicaState
 
 TopicPartition = tuple[str, int]
-Replica = tuple[str, int, int]  # (topic, partition, broker): Kafka's PartitionAndReplica
+Replica = tuple[str, int, BrokerId]  # (topic, partition, broker): Kafka's PartitionAndReplica
 
 NO_LEADER = -1  # LeaderAndIsr.NoLeader
 LEADER_DURING_DELETE = -2  # LeaderAndIsr.LeaderDuringDelete: UpdateMetadata for a topic being deleted
@@ -49,9 +50,9 @@ LEADER_DURING_DELETE = -2  # LeaderAndIsr.LeaderDuringDelete: UpdateMetadata for
 class LeaderAndIsr:
     """A partition-state znode's content: Kafka's ``LeaderIsrAndControllerEpoch``."""
 
-    leader: int
+    leader: BrokerId
     leader_epoch: int
-    isr: tuple[int, ...]
+    isr: tuple[BrokerId, ...]
     zk_version: int
     controller_epoch: int
 
@@ -84,7 +85,7 @@ class EventKind(enum.IntEnum):
 @attrs.frozen
 class ControllerEvent:
     kind: EventKind
-    broker: int = -1  # StopReplica and LeaderAndIsr responses: the responding broker; ControlledShutdown: the
+    broker: BrokerId = -1  # StopReplica and LeaderAndIsr responses: the responding broker; ControlledShutdown: the
     #                   broker shutting down
     partitions: tuple[TopicPartition, ...] = ()  # StopReplica responses: the partitions answered;
     #                                              PartitionReassignmentIsrChange: its partition;
@@ -129,10 +130,10 @@ class PartitionLeaderState:
     """One partition of a LeaderAndIsr request (``LeaderAndIsrRequest.PartitionState``)."""
 
     partition: TopicPartition
-    leader: int
+    leader: BrokerId
     leader_epoch: int
-    isr: tuple[int, ...]
-    replicas: tuple[int, ...]
+    isr: tuple[BrokerId, ...]
+    replicas: tuple[BrokerId, ...]
     is_new: bool
     zk_version: int  # the partition-state znode version the controller wrote or read
     controller_epoch: int  # of the controller that made the leadership decision
@@ -144,22 +145,24 @@ class MetadataPartitionState:
     broker's ``MetadataCache`` keeps them (``UpdateMetadataRequest.PartitionState``, in part)."""
 
     partition: TopicPartition
-    leader: int  # LEADER_DURING_DELETE in a request: remove the partition from the cache
+    leader: BrokerId  # LEADER_DURING_DELETE in a request: remove the partition from the cache
     leader_epoch: int
 
 
 @attrs.frozen
 class Request:
-    """A controller-to-broker request waiting in the broker's channel."""
+    """A controller-to-broker request waiting in the broker's channel. (The StopReplica flags come before
+    the partition lists: the canonical encoding writes fields in declaration order.)"""
 
     kind: RequestKind
     controller_epoch: int
     broker_epoch: int  # the epoch of the broker the controller meant (KIP-380, Kafka 2.2+)
-    leader_states: tuple[PartitionLeaderState, ...] = ()  # LeaderAndIsr
-    partitions: tuple[TopicPartition, ...] = ()  # StopReplica
     delete_partitions: bool = False  # StopReplica
     deletion_callback: bool = False  # StopReplica(delete=true): its response feeds the TopicDeletionManager
-    live_brokers: tuple[int, ...] = ()  # UpdateMetadata: the controller's live-or-shutting-down brokers
+    leader_states: tuple[PartitionLeaderState, ...] = ()  # LeaderAndIsr
+    partitions: tuple[TopicPartition, ...] = ()  # StopReplica
+    live_brokers: tuple[BrokerId, ...] = attrs.field(default=(), metadata=SET)  # UpdateMetadata: the controller's
+    #                                                              live-or-shutting-down brokers
     metadata_states: tuple[MetadataPartitionState, ...] = ()  # UpdateMetadata
 
     def describe(self) -> str:
@@ -190,10 +193,10 @@ class HostedPartition:
 
     partition: TopicPartition
     leader_epoch: int
-    leader: int
-    isr: tuple[int, ...] = ()  # leader only, in Kafka's set order (insertion order for up to 4 members)
+    leader: BrokerId
+    isr: tuple[BrokerId, ...] = ()  # leader only, in Kafka's set order (insertion order for up to 4 members)
     zk_version: int = -1  # leader only
-    replicas: tuple[int, ...] = ()  # leader only
+    replicas: tuple[BrokerId, ...] = ()  # leader only
     controller_epoch: int = -1  # leader only
     fetching: bool = False  # follower only: a fetcher follows ``leader`` at ``leader_epoch``
 
@@ -207,13 +210,14 @@ SHUTDOWN_NONE, SHUTDOWN_REQUESTED, SHUTDOWN_SUCCEEDED, SHUTDOWN_RETRY = 0, 1, 2,
 
 @attrs.frozen
 class BrokerState:
-    id: int
+    id: BrokerId
     alive: bool
     epoch: int  # registrations so far (the broker epoch, see the module docstring)
     controller_epoch: int  # highest controller epoch seen in a request
     partitions: tuple[HostedPartition, ...]  # in memory: lost when the broker dies
     logs: tuple[TopicPartition, ...]  # on disk: survive restarts, removed by StopReplica(delete)
-    metadata_live_brokers: tuple[int, ...] = ()  # MetadataCache: alive brokers (in memory)
+    # MetadataCache: alive brokers (in memory)
+    metadata_live_brokers: tuple[BrokerId, ...] = attrs.field(default=(), metadata=SET)
     metadata_partitions: tuple[MetadataPartitionState, ...] = ()  # MetadataCache: by partition (in memory)
     offline_logs: tuple[TopicPartition, ...] = ()  # logs on a failed log directory (until the broker restarts)
     controlled_shutdown: int = 0  # KafkaServer.controlledShutdown: one of the SHUTDOWN_* values
@@ -234,19 +238,24 @@ class BrokerState:
 
 @attrs.frozen
 class ZkState:
-    brokers: tuple[tuple[int, int], ...]  # (broker id, broker epoch) of registered brokers
-    topics: tuple[tuple[str, tuple[tuple[int, ...], ...]], ...]  # topic -> replicas by partition
-    partitions: tuple[tuple[TopicPartition, LeaderAndIsr], ...]  # partition-state znodes
-    delete_topics: tuple[str, ...]  # children of /admin/delete_topics
+    # (broker id, broker epoch) of registered brokers
+    brokers: tuple[tuple[BrokerId, int], ...] = attrs.field(metadata=MAP)
+    # topic -> replicas by partition
+    topics: tuple[tuple[str, tuple[tuple[BrokerId, ...], ...]], ...] = attrs.field(metadata=MAP)
+    partitions: tuple[tuple[TopicPartition, LeaderAndIsr], ...] = attrs.field(metadata=MAP)  # partition-state znodes
+    delete_topics: tuple[str, ...] = attrs.field(metadata=SET)  # children of /admin/delete_topics
     controller_epoch: int
-    isr_change_notifications: tuple[TopicPartition, ...] = ()  # named by /isr_change_notification children
-    reassign_partitions: tuple[tuple[TopicPartition, tuple[int, ...]], ...] = ()  # /admin/reassign_partitions
-    #                                                                     (empty: the znode does not exist)
-    preferred_replica_election: tuple[TopicPartition, ...] = ()  # /admin/preferred_replica_election (empty: absent)
-    log_dir_event_notifications: tuple[int, ...] = ()  # brokers named by /log_dir_event_notification children
+    # named by /isr_change_notification children
+    isr_change_notifications: tuple[TopicPartition, ...] = attrs.field(default=(), metadata=SET)
+    # /admin/reassign_partitions (empty: the znode does not exist)
+    reassign_partitions: tuple[tuple[TopicPartition, tuple[BrokerId, ...]], ...] = attrs.field(default=(), metadata=MAP)
+    # /admin/preferred_replica_election (empty: absent)
+    preferred_replica_election: tuple[TopicPartition, ...] = attrs.field(default=(), metadata=SET)
+    # brokers named by /log_dir_event_notification children
+    log_dir_event_notifications: tuple[BrokerId, ...] = attrs.field(default=(), metadata=SET)
     unclean_leader_election_enable: bool = False  # the cluster-wide dynamic config (/config/brokers/<default>)
     # topics whose config (/config/topics/<t>) sets unclean.leader.election.enable=true
-    topic_unclean_leader_election_enable: tuple[str, ...] = ()
+    topic_unclean_leader_election_enable: tuple[str, ...] = attrs.field(default=(), metadata=SET)
 
     def topic_assignment(self, topic: str) -> tuple[tuple[int, ...], ...] | None:
         for name, reps in self.topics:
@@ -269,18 +278,21 @@ class ZkState:
 @attrs.frozen
 class ControllerState:
     epoch: int
-    live_brokers: tuple[tuple[int, int], ...]  # liveBrokerIdAndEpochs
-    assignments: tuple[tuple[TopicPartition, tuple[int, ...]], ...]  # partitionReplicaAssignment
-    leadership: tuple[tuple[TopicPartition, LeaderAndIsr], ...]  # partitionLeadershipInfo
-    partition_states: tuple[tuple[TopicPartition, PartitionState], ...]
-    replica_states: tuple[tuple[Replica, ReplicaState], ...]
-    topics_to_be_deleted: tuple[str, ...]
-    topics_ineligible_for_deletion: tuple[str, ...]
-    topics_with_deletion_started: tuple[str, ...]
+    live_brokers: tuple[tuple[BrokerId, int], ...] = attrs.field(metadata=MAP)  # liveBrokerIdAndEpochs
+    # partitionReplicaAssignment
+    assignments: tuple[tuple[TopicPartition, tuple[BrokerId, ...]], ...] = attrs.field(metadata=MAP)
+    leadership: tuple[tuple[TopicPartition, LeaderAndIsr], ...] = attrs.field(metadata=MAP)  # partitionLeadershipInfo
+    partition_states: tuple[tuple[TopicPartition, PartitionState], ...] = attrs.field(metadata=MAP)
+    replica_states: tuple[tuple[Replica, ReplicaState], ...] = attrs.field(metadata=MAP)
+    topics_to_be_deleted: tuple[str, ...] = attrs.field(metadata=SET)
+    topics_ineligible_for_deletion: tuple[str, ...] = attrs.field(metadata=SET)
+    topics_with_deletion_started: tuple[str, ...] = attrs.field(metadata=SET)
     events: tuple[ControllerEvent, ...]  # the ControllerEventManager queue, head first
-    partitions_being_reassigned: tuple[tuple[TopicPartition, tuple[int, ...]], ...] = ()  # RAR by partition
-    shutting_down_brokers: tuple[int, ...] = ()  # shuttingDownBrokerIds
-    replicas_on_offline_dirs: tuple[tuple[int, TopicPartition], ...] = ()  # replicasOnOfflineDirs, (broker, partition)
+    partitions_being_reassigned: tuple[tuple[TopicPartition, tuple[BrokerId, ...]], ...] = attrs.field(
+        default=(), metadata=MAP)  # RAR by partition
+    shutting_down_brokers: tuple[BrokerId, ...] = attrs.field(default=(), metadata=SET)  # shuttingDownBrokerIds
+    # replicasOnOfflineDirs, (broker, partition)
+    replicas_on_offline_dirs: tuple[tuple[BrokerId, TopicPartition], ...] = attrs.field(default=(), metadata=SET)
 
 
 @attrs.frozen
@@ -314,7 +326,7 @@ class History:
     Kafka 2.x has no topic IDs: a broker asked to host the partition again uses such a log as it is.
     """
 
-    stray_logs: tuple[tuple[int, TopicPartition], ...] = ()
+    stray_logs: tuple[tuple[BrokerId, TopicPartition], ...] = attrs.field(default=(), metadata=SET)
 
 
 @attrs.frozen
@@ -357,15 +369,16 @@ class StepLog:
 class ClusterState:
     zk: ZkState
     controller: ControllerState
-    brokers: tuple[BrokerState, ...]  # sorted by id
-    channels: tuple[tuple[int, tuple[Request, ...]], ...]  # broker id -> queued requests
+    brokers: tuple[BrokerState, ...] = attrs.field(metadata=MAP_BY_ID)  # by id
+    # broker id -> queued requests
+    channels: tuple[tuple[BrokerId, tuple[Request, ...]], ...] = attrs.field(metadata=MAP)
     budget: Budget
     history: History = History()
     log: StepLog = attrs.field(factory=StepLog, eq=False, repr=False)
     zombie: ControllerState | None = None  # a former controller still processing events (see the module docstring)
     # the partitionsBeingReassigned a former controller's JVM kept after resigning, before KAFKA-5310 (empty
     # otherwise): its context when it is elected again
-    standby_reassignments: tuple[tuple[TopicPartition, tuple[int, ...]], ...] = ()
+    standby_reassignments: tuple[tuple[TopicPartition, tuple[BrokerId, ...]], ...] = ()
 
     def broker(self, broker_id: int) -> BrokerState:
         for b in self.brokers:
