@@ -58,11 +58,31 @@ def problems_in(source: str, where: str) -> list[str]:
     return problems
 
 
+#: The one function allowed to compile code: it defines the model's codec and step functions from source
+#: generated out of the state classes' declarations (as attrs and dataclasses generate ``__init__``), never
+#: from input. Its two calls of ``exec`` and ``compile`` are the only ones the scan accepts, and only there.
+CODE_GENERATION = ("model/zk/state/schema.py", "define_functions")
+
+
+def _inside(tree: ast.AST, function: str) -> set[int]:
+    """The line numbers of the body of the module-level function ``function``."""
+    return {line for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name == function
+            for line in range(node.lineno, (node.end_lineno or node.lineno) + 1)}
+
+
 def test_no_module_evaluates_unpickles_or_shells_out() -> None:
     """No eval, exec, compile or __import__ of text, no pickle-like module, no os.system, os.popen or
-    shell=True, anywhere in kmc's packages (z3's Model.eval, which evaluates z3 terms, is not Python's)."""
-    problems = [p for path in python_files()
-                for p in problems_in(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))]
+    shell=True, anywhere in kmc's packages (z3's Model.eval, which evaluates z3 terms, is not Python's),
+    except the calls of exec and compile inside the code generator of the state classes."""
+    problems = []
+    for path in python_files():
+        where, source = str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")
+        found = problems_in(source, where)
+        if where == CODE_GENERATION[0]:
+            allowed = _inside(ast.parse(source), CODE_GENERATION[1])
+            found = [p for p in found if not (p.endswith((" calls exec", " calls compile"))
+                                              and int(p.split(" ", 1)[0].rsplit(":", 1)[1]) in allowed)]
+        problems += found
     assert problems == []
 
 

@@ -24,7 +24,16 @@ from array import array
 from collections.abc import Callable
 from typing import Any
 
-from model.zk.state.schema import is_state_class, mentions, optional_of, record_of, sequence_of, state_fields, strip
+from model.zk.state.schema import (
+    define_functions,
+    is_state_class,
+    mentions,
+    optional_of,
+    record_of,
+    sequence_of,
+    state_fields,
+    strip,
+)
 from model.zk.state.values import (
     BrokerState,
     Budget,
@@ -457,8 +466,7 @@ class _Generator:
     def compile(self) -> dict[str, Any]:
         source = "\n\n\n".join(self.sources)
         self.namespace["__source__"] = source
-        exec(compile(source, "<model.zk.state.codec: derived layout>", "exec"), self.namespace)
-        return self.namespace
+        return define_functions(source, "model.zk.state.codec", self.namespace)
 
 
 def _ints_bytes(values: list[int]) -> bytes:

@@ -134,3 +134,16 @@ def mentions(t: Any, predicate: Callable[[Any], bool]) -> bool:
         return any(mentions(a, predicate) for a in record)
     t = strip(t)
     return is_state_class(t) and any(mentions(f.type, predicate) for f in state_fields(t))
+
+
+def define_functions(source: str, name: str, namespace: dict[str, Any]) -> dict[str, Any]:
+    """Define the functions of ``source`` in ``namespace`` and return it: the model's one use of ``exec``.
+
+    ``source`` is generated from the state classes' declarations (their fields, types and metadata), never
+    from a scenario, a run directory or any other input, exactly as attrs and dataclasses generate a class's
+    ``__init__``: the codec's part writers and readers and the step's thaw and freeze functions are written as
+    the straight-line code one would write by hand, because they are the model's hot path (a derivation by
+    loops over the fields made ``next_state`` 18 % slower). ``tests/test_reliability_security.py`` allows
+    this function, and only it."""
+    exec(compile(source, f"<{name}: generated from the state classes>", "exec"), namespace)
+    return namespace

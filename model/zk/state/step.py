@@ -25,7 +25,7 @@ from typing import Any
 import attrs
 
 from model.scenario import Scenario
-from model.zk.state.schema import Shape, sequence_of, state_fields
+from model.zk.state.schema import Shape, define_functions, sequence_of, state_fields
 from model.zk.state.states import PartitionState, ReplicaState, replica_table
 from model.zk.state.values import (
     LEADER_DURING_DELETE,
@@ -485,8 +485,8 @@ class _Thaw:
                   f"    return _unchanged_or(before, cls({', '.join(values)}))"]
         thaws = [f"def thaw_{attr}(st):\n    return {'set' if shape is Shape.SET else 'dict'}({of}.{name})"
                  for name, attr, shape in self.lazy]
-        exec(compile("\n\n".join(["\n".join(start), "\n".join(freeze), *thaws]), f"<Step: {cls.__name__}>", "exec"),
-             namespace)
+        define_functions("\n\n".join(["\n".join(start), "\n".join(freeze), *thaws]), f"Step: {cls.__name__}",
+                         namespace)
         self.start: Callable[[Step, Any], None] = namespace["start"]
         self.freeze: Callable[[Step, Any], Any] = namespace["freeze"]
         self.thaw: dict[str, Callable[[Step], Any]] = {attr: namespace[f"thaw_{attr}"] for _, attr, _ in self.lazy}
