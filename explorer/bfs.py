@@ -63,7 +63,7 @@ from explorer.results import (
     never_found,
     pick_per_property,
 )
-from explorer.stopping import Limits
+from explorer.stopping import Limits, resident_memory
 from explorer.visited import NO_ACTION, Frontier, NewStates, NextLevel, Visited
 
 __all__ = ["BfsOptions", "Checkpointing", "ResumeError", "bound_reached", "path_to", "run_bfs"]
@@ -363,7 +363,8 @@ class _Search:
                 return _Level({}, None, {}, stopped=stopped)
             if progress is not None:
                 self._maybe_report(depth, self.generated + generated, len(visited) + next_level.approximate_size,
-                                   queue=size - stop + next_level.approximate_size)
+                                   queue=size - stop + next_level.approximate_size, level_done=stop,
+                                   level_size=size)
         self.generated += generated
         return _Level(best, next_level.finish() if generate else None, generated_by_action)
 
@@ -399,13 +400,18 @@ class _Search:
             action_indices = (*action_indices, candidate.action_index)
         return Discovery(candidate.property, candidate.kind, candidate.evidence, path, action_indices, self.bits)
 
-    def _maybe_report(self, depth: int, generated: int, distinct: int, *, queue: int) -> None:
+    def _maybe_report(self, depth: int, generated: int, distinct: int, *, queue: int, level_done: int,
+                      level_size: int) -> None:
+        """A snapshot within the level at ``depth`` (``level_done`` of its ``level_size`` states
+        expanded), with this process's memory against the budget; at most every progress interval."""
         progress = self.options.progress
         now = time.perf_counter()
         if progress is None or now < self.next_report:
             return
         self.next_report = now + self.options.progress_interval_seconds
-        progress(ProgressSnapshot(self._elapsed(), depth + 1, generated, distinct, queue))
+        progress(ProgressSnapshot(self._elapsed(), depth + 1, generated, distinct, queue, level_done=level_done,
+                                  level_size=level_size, memory=resident_memory(),
+                                  max_memory=self.options.limits.max_memory))
 
     # -- checkpoints ----------------------------------------------------------------------------
 
@@ -520,7 +526,9 @@ class _Search:
             fingerprint_bits=self.bits,
         )
         if self.options.progress is not None:
-            self.options.progress(ProgressSnapshot(seconds, stats.depth, stats.generated, stats.distinct, queue))
+            self.options.progress(ProgressSnapshot(seconds, stats.depth, stats.generated, stats.distinct, queue,
+                                                   memory=resident_memory(),
+                                                   max_memory=self.options.limits.max_memory))
         unsatisfied = never_found(self.kinds.items(), self.examples_found) if outcome is Outcome.OK else ()
         if self.violated and outcome is Outcome.OK:  # keep_going: a complete search that found violations
             outcome = Outcome.VIOLATION

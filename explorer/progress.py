@@ -13,24 +13,52 @@ date, and numbers carry thousands separators.
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from typing import Any, TextIO
 
 import attrs
 
 from explorer.results import Statistics
+from explorer.stopping import format_bytes
 
 
 @attrs.frozen
 class ProgressSnapshot:
     """Where a running search is: ``depth`` counts the initial states as depth 1 (TLC's convention);
-    ``queue`` is the number of distinct states found whose successors are not computed yet."""
+    ``queue`` is the number of distinct states found whose successors are not computed yet.
+
+    Within a long level: ``level_done`` of ``level_size`` units (``level_unit``: the level's
+    ``"states"`` expanded so far, or the ``"tasks"`` of its Spark job finished so far). ``memory``
+    is the resident memory of the searching process and ``max_memory`` its budget
+    (``--max-memory``; None without one). ``phase`` names what the engine waits for when it is not
+    expanding states (``"starting Spark"``), empty otherwise."""
 
     seconds: float
     depth: int
     generated: int
     distinct: int
     queue: int
+    level_done: int | None = None
+    level_size: int | None = None
+    level_unit: str = "states"
+    memory: int | None = None
+    max_memory: int | None = None
+    phase: str = ""
+
+    def within_level(self) -> str:
+        """``1,024 of 4,096 states (25%)`` of the level in progress, or "" when not known."""
+        if self.level_done is None or not self.level_size:
+            return ""
+        share = 100 * self.level_done / self.level_size
+        return f"{self.level_done:,} of {self.level_size:,} {self.level_unit} ({share:.0f}%)"
+
+    def memory_used(self) -> str:
+        """``1.2 GiB of 8.0 GiB`` (against the budget), ``1.2 GiB`` without one, "" when not known."""
+        if self.memory is None:
+            return ""
+        budget = f" of {format_bytes(self.max_memory)}" if self.max_memory is not None else ""
+        return f"{format_bytes(self.memory)}{budget}"
 
 
 class ProgressPrinter:
@@ -43,19 +71,36 @@ class ProgressPrinter:
     def __init__(self, stream: TextIO | None = None) -> None:
         self._stream = stream
         self._previous: ProgressSnapshot | None = None
+        self._phase = ""
+        self._lock = threading.Lock()  # an engine may report from a thread watching a Spark job
 
     def __call__(self, snapshot: ProgressSnapshot) -> None:
+        with self._lock:
+            self._print(snapshot)
+
+    def _print(self, snapshot: ProgressSnapshot) -> None:
+        stream = self._stream if self._stream is not None else sys.stderr
+        if snapshot.phase:  # once per phase, not a Progress line: the counts have not moved
+            if snapshot.phase != self._phase:
+                print(f"{snapshot.phase[0].upper()}{snapshot.phase[1:]} at {snapshot.seconds:.1f}s.", file=stream,
+                      flush=True)
+            self._phase = snapshot.phase
+            return
+        self._phase = ""
         previous = self._previous
         self._previous = snapshot
         since = snapshot.seconds - (previous.seconds if previous else 0.0)
         delta = snapshot.generated - (previous.generated if previous else 0)
         per_minute = round(delta * 60 / since) if since > 0 else 0
-        stream = self._stream if self._stream is not None else sys.stderr
+        within = snapshot.within_level()
+        memory = snapshot.memory_used()
         print(
             f"Progress({snapshot.depth}) at {snapshot.seconds:.1f}s: "
             f"{snapshot.generated:,} states generated ({per_minute:,} s/min), "
             f"{snapshot.distinct:,} distinct states found, "
-            f"{snapshot.queue:,} states left on queue.",
+            f"{snapshot.queue:,} states left on queue."
+            + (f" Level {snapshot.depth}: {within}." if within else "")
+            + (f" Memory: {memory}." if memory else ""),
             file=stream,
             flush=True,
         )
@@ -76,14 +121,16 @@ class RichProgress:
         self._previous: ProgressSnapshot | None = None
         self._last_draw = float("-inf")
         self._started = False
+        self._lock = threading.Lock()  # an engine may report from a thread watching a Spark job
 
     def __call__(self, snapshot: ProgressSnapshot) -> None:
-        now = time.monotonic()
-        if now - self._last_draw < self._refresh_seconds:
-            self._previous = snapshot  # drawn by the next call or by close()
-            return
-        self._draw(snapshot)
-        self._last_draw = now
+        with self._lock:
+            now = time.monotonic()
+            if now - self._last_draw < self._refresh_seconds and not snapshot.phase:
+                self._previous = snapshot  # drawn by the next call or by close()
+                return
+            self._draw(snapshot)
+            self._last_draw = now
 
     def _draw(self, snapshot: ProgressSnapshot) -> None:
         from rich.table import Table
@@ -92,20 +139,31 @@ class RichProgress:
             self._live.start()
             self._started = True
         rate = snapshot.distinct / snapshot.seconds if snapshot.seconds > 0 else 0.0
-        table = Table(title="kmc: breadth-first search", title_justify="left", show_edge=False)
-        for column in ("depth", "states generated", "distinct states", "left on queue", "distinct/s", "time"):
+        title = "kmc: breadth-first search" + (f": {snapshot.phase}…" if snapshot.phase else "")
+        table = Table(title=title, title_justify="left", show_edge=False)
+        columns = ["depth", "states generated", "distinct states", "left on queue", "distinct/s", "time"]
+        row = [f"{snapshot.depth}", f"{snapshot.generated:,}", f"{snapshot.distinct:,}", f"{snapshot.queue:,}",
+               f"{rate:,.0f}", f"{snapshot.seconds:.1f}s"]
+        within, memory = snapshot.within_level(), snapshot.memory_used()
+        if within:
+            columns.append("this level")
+            row.append(within)
+        if memory:
+            columns.append("memory" if snapshot.max_memory is None else "memory of --max-memory")
+            row.append(memory)
+        for column in columns:
             table.add_column(column, justify="right")
-        table.add_row(f"{snapshot.depth}", f"{snapshot.generated:,}", f"{snapshot.distinct:,}",
-                      f"{snapshot.queue:,}", f"{rate:,.0f}", f"{snapshot.seconds:.1f}s")
+        table.add_row(*row)
         self._live.update(table, refresh=True)
         self._previous = snapshot
 
     def close(self) -> None:
-        if self._previous is not None:
-            self._draw(self._previous)
-        if self._started:
-            self._live.stop()
-            self._started = False
+        with self._lock:
+            if self._previous is not None:
+                self._draw(self._previous)
+            if self._started:
+                self._live.stop()
+                self._started = False
 
 
 def progress_for(stream: TextIO | None = None, *, live: bool = True) -> ProgressPrinter | RichProgress:

@@ -1,8 +1,9 @@
 """Stopping a search early and safely: interrupts, the time limit, the memory budget.
 
 A search stops at a *safe point*, never in the middle of writing a file: the local BFS looks at
-its :class:`Limits` every few hundred states, the Spark BFS between the jobs of a level (and a
-request to stop cancels the running job). Either engine then keeps what its last complete level
+its :class:`Limits` every few hundred states, the Spark BFS between the driver's batches and
+between the jobs of a level (and a request to stop, or the time limit passing, cancels the running
+job). Either engine then keeps what its last complete level
 left on disk, so that the run can be resumed, and returns an INCONCLUSIVE result saying why
 (:class:`explorer.results.StopCause` and one of the sentences below).
 
@@ -79,22 +80,34 @@ class StopRequest:
 class Limits:
     """The budgets of one search besides its depth and state bounds.
 
-    ``time_limit`` is in seconds of this process's work (a resumed run gets a fresh one);
-    ``max_memory`` in bytes of resident memory of this process; ``stop`` the outside request.
+    ``time_limit`` is in seconds of wall time from ``started`` (a ``time.monotonic()`` value: the
+    command line sets it when the command starts, so that the limit counts everything this
+    invocation does, a resumed run's checks of its files and Spark's start included; None counts
+    from the start the engine gives :meth:`exceeded`). A resumed run gets a fresh limit.
+    ``max_memory`` is in bytes of resident memory of this process; ``stop`` the outside request.
     """
 
     time_limit: float | None = None
     max_memory: int | None = None
     stop: StopRequest | None = attrs.field(default=None, eq=False)
+    started: float | None = attrs.field(default=None, eq=False)
+
+    def deadline(self, started: float) -> float | None:
+        """The ``time.monotonic()`` value at which the time limit passes, or None without one."""
+        if self.time_limit is None:
+            return None
+        return (self.started if self.started is not None else started) + self.time_limit
 
     def exceeded(self, started: float) -> tuple[StopCause, str] | None:
-        """Why the search must stop now (``started`` is its ``time.monotonic()`` start), or None."""
+        """Why the search must stop now (``started`` is the engine's ``time.monotonic()`` start,
+        used when the limits give none), or None."""
         if self.stop is not None and self.stop.reason is not None:
             return self.stop.cause, self.stop.reason
-        if self.time_limit is not None:
-            elapsed = time.monotonic() - started
-            if elapsed >= self.time_limit:
-                return StopCause.TIME_LIMIT, time_limit_reason(self.time_limit)
+        deadline = self.deadline(started)
+        if deadline is not None and self.time_limit is not None:
+            now = time.monotonic()
+            if now >= deadline:
+                return StopCause.TIME_LIMIT, time_limit_reason(self.time_limit, now - (deadline - self.time_limit))
         if self.max_memory is not None:
             used = resident_memory()
             if used >= self.max_memory:
@@ -102,8 +115,10 @@ class Limits:
         return None
 
 
-def time_limit_reason(limit: float) -> str:
-    return f"time limit reached: the search ran for its {limit:g} s (time_limit={limit:g}s)"
+def time_limit_reason(limit: float, elapsed: float) -> str:
+    """The stop of a search that reached its time limit, with the time it really ran (an engine
+    stops at its next safe point, a moment after the limit passed)."""
+    return f"time limit reached: stopped after {elapsed:.1f} s (time_limit={limit:g}s)"
 
 
 def memory_budget_reason(used: int, budget: int) -> str:

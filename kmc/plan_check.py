@@ -21,9 +21,10 @@ the plan's fault: the two properties that notice it are not checked, as in the s
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from explorer.bfs import BfsOptions, run_bfs
+from explorer.progress import ProgressSnapshot
 from explorer.results import ExplorationResult
 from kmc import compose
 from kmc.common import UsageProblem
@@ -83,8 +84,13 @@ def plan_scenario(current: Placement, plan: Placement, racks: Mapping[int, str],
 
 
 def check_plan_execution(current: Placement, plan: Placement, racks: Mapping[int, str], broker_failures: int,
-                         max_states: int = DEFAULT_MAX_STATES) -> tuple[KafkaControllerModel, ExplorationResult]:
-    """Explore the execution of ``plan`` on the controller model; the model and the search's result."""
+                         max_states: int = DEFAULT_MAX_STATES, *,
+                         progress: Callable[[ProgressSnapshot], None] | None = None,
+                         progress_interval_seconds: float = 10.0,
+                         on_start: Callable[[], None] | None = None) -> tuple[KafkaControllerModel, ExplorationResult]:
+    """Explore the execution of ``plan`` on the controller model; the model and the search's result.
+    ``progress`` gets the search's snapshots (as ``kmc explore``'s display does); ``on_start`` is
+    called once the plan is accepted for the model, as the search starts."""
     text = plan_scenario(current, plan, racks, broker_failures)
     try:
         scenario = load_scenario(text, default_name="plan-check")
@@ -92,4 +98,7 @@ def check_plan_execution(current: Placement, plan: Placement, racks: Mapping[int
         raise UsageProblem(f"the plan is too large to model-check exhaustively ({e}); check a smaller plan, "
                            "for example one partition at a time.") from None
     model = compose.model_for(scenario)
-    return model, run_bfs(model, BfsOptions(max_states=max_states))
+    if on_start is not None:
+        on_start()
+    return model, run_bfs(model, BfsOptions(max_states=max_states, progress=progress,
+                                            progress_interval_seconds=progress_interval_seconds))

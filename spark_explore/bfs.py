@@ -90,7 +90,7 @@ from explorer.results import (
     never_found,
     pick_per_property,
 )
-from explorer.stopping import Limits
+from explorer.stopping import Limits, resident_memory
 from explorer.visited import NO_ACTION, FingerprintSet, NextLevel
 from spark_explore.level import (
     FRONTIER_COLUMNS,
@@ -176,6 +176,9 @@ class SparkBfsOptions:
     Spark's own memory is set by its configuration). ``driver_seconds`` and ``driver_max_states``
     decide which levels the driver expands itself (see the module docstring; 0 makes every level a
     Spark job). ``keep_going`` searches on after a violation, as :class:`explorer.bfs.BfsOptions`'s.
+    Within a level, ``progress`` gets a snapshot at most every ``progress_interval_seconds``: the
+    states a driver level has expanded, the finished tasks of a level's Spark job, or what the
+    search waits for (``"starting Spark"`` while the session's JVM and workers start).
     """
 
     run_dir: Path = attrs.field(converter=Path)
@@ -194,6 +197,7 @@ class SparkBfsOptions:
     driver_seconds: float = DEFAULT_DRIVER_SECONDS
     driver_max_states: int = DEFAULT_DRIVER_MAX_STATES
     keep_going: bool = False
+    progress_interval_seconds: float = 10.0
 
 
 def run_spark_bfs(factory: ModelFactory[Any, Any], options: SparkBfsOptions) -> ExplorationResult:
@@ -287,6 +291,7 @@ class _Search:
         self.started = time.monotonic()
         self.manifest = manifest
         self.seconds_before = manifest.seconds if manifest is not None else 0.0
+        self.next_report = self.started + options.progress_interval_seconds  # of a snapshot within a level
 
     @property
     def spark(self) -> SparkSession:
@@ -359,19 +364,30 @@ class _Search:
     def _cancelled_when_stopped(self) -> Iterator[None]:
         """Cancel the running Spark job, from another thread, when a stop is requested or the time
         limit passes (a request may come from a signal handler, which must not call the JVM itself:
-        the main thread is inside a call to it)."""
+        the main thread is inside a call to it). The thread goes on cancelling every half second
+        until the search returns: a job submitted after the first cancel (the session was still
+        starting, or the level had looked at the clock just before) is cancelled too, so a level
+        never runs to its end past the limit."""
         limits = self.options.limits
         finished = threading.Event()
+        cancelling = threading.Lock()
+
+        def keep_cancelling() -> None:
+            while not finished.is_set():
+                self._cancel_jobs()
+                finished.wait(0.5)
 
         def cancel() -> None:
-            threading.Thread(target=self._cancel_jobs, name="kmc-cancel", daemon=True).start()
+            if cancelling.acquire(blocking=False):  # one cancelling thread is enough
+                threading.Thread(target=keep_cancelling, name="kmc-cancel", daemon=True).start()
 
         def at_deadline(seconds: float) -> None:
             if not finished.wait(seconds):
-                self._cancel_jobs()
+                cancel()
 
-        if limits.time_limit is not None:
-            remaining = max(0.0, limits.time_limit - (time.monotonic() - self.started))
+        deadline = limits.deadline(self.started)
+        if deadline is not None:
+            remaining = max(0.0, deadline - time.monotonic())
             threading.Thread(target=at_deadline, args=(remaining,), name="kmc-deadline", daemon=True).start()
         try:
             if limits.stop is not None:
@@ -496,7 +512,7 @@ class _Search:
     ) -> tuple[LevelRecord, list[Candidate], np.ndarray]:
         """One level expanded by the driver, batch by batch, as the local BFS does."""
         clock = _PhaseClock()
-        model, limits = self.model, self.options.limits
+        model = self.model
         frontier = level_table(self.run_dir, depth, FRONTIER_COLUMNS)
         fps = np.asarray(frontier.column("fp").to_numpy(), dtype=np.int64)
         data = frontier.column("data").to_pylist()
@@ -505,6 +521,7 @@ class _Search:
         candidates: list[Candidate] = []
         generated_codes: list[np.ndarray] = []
         skip = manifest.reported
+        generated = 0
         for start in range(0, len(data), _DRIVER_BATCH):
             parents = fps[start : start + _DRIVER_BATCH]
             batch = expand_batch(model, map(model.decode, data[start : start + _DRIVER_BATCH]), self.property_set,
@@ -517,8 +534,11 @@ class _Search:
             generated_codes.append(batch.action_codes)
             next_level.add(batch.child_fingerprints, parents[batch.parents], batch.action_indices,
                            batch.action_codes, batch.data)
-            if limits.exceeded(self.started) is not None:
-                raise _Stopped
+            self._stop_if_exceeded()
+            generated += len(batch)
+            done = min(start + _DRIVER_BATCH, len(data))
+            self._maybe_report_within(manifest, done, len(data), "states", generated=generated,
+                                      distinct=next_level.approximate_size, queue=len(data) - done)
         clock.lap("expand (driver)")
         generated_by_action = names.counts(np.concatenate(generated_codes)) if generated_codes else {}
         new_fps = np.zeros(0, np.int64)
@@ -542,10 +562,18 @@ class _Search:
         self, depth: int, frontier_size: int, room: int | None, manifest: Manifest, *, generate: bool
     ) -> tuple[LevelRecord, list[Candidate], np.ndarray]:
         """One level as one Spark job (see the module docstring)."""
+        if not self._start_session().ready:
+            with self._watching(manifest, phase="starting Spark"):
+                self._start_session().wait()
         spark = self.spark
+        self._stop_if_exceeded()  # waiting for the session may have taken the rest of the time
+        group = f"kmc-level-{depth}"
+        # Interrupted tasks end at once when the job is cancelled (a stop, the time limit).
+        spark.sparkContext.setJobGroup(group, f"kmc: level {depth}", interruptOnCancel=True)
         clock = _PhaseClock()
         visited = self._write_visited(depth) if generate else None
         clock.lap("visited")
+        self._stop_if_exceeded()
         frontier = self._read_levels(depth, depth).select(*FRONTIER_COLUMNS)
         notes = notes_accumulator(spark.sparkContext)
         expander = partition_expander(self.factory, notes, generate=generate, skip=manifest.reported,
@@ -557,7 +585,8 @@ class _Search:
         truncated = False
         new_fps = np.zeros(0, np.int64)
         if generate:
-            self._write_next_level(successors, depth)
+            with self._watching(manifest, group=group):
+                self._write_next_level(successors, depth)
             clock.lap("expand+deduplicate+write")
             summary = level_summary(level_dir(self.run_dir, depth + 1))
             clock.lap("count")
@@ -570,7 +599,8 @@ class _Search:
             _remove_visited_files(self.run_dir)
         else:
             # Checked, not expanded: run the expander for its findings only.
-            successors.write.format("noop").mode("overwrite").save()
+            with self._watching(manifest, group=group):
+                successors.write.format("noop").mode("overwrite").save()
             clock.lap("check")
         generated_by_action: dict[str, int] = {}
         candidates: list[Candidate] = []
@@ -581,6 +611,11 @@ class _Search:
         record = self._record(depth, frontier_size, manifest, clock, generate, generated_by_action, new_by_action,
                               len(new_fps), level_checksum, level_links, truncated)
         return record, candidates, new_fps
+
+    def _stop_if_exceeded(self) -> None:
+        """Abandon the level (a safe point: nothing of it is recorded yet) when a budget ran out."""
+        if self.options.limits.exceeded(self.started) is not None:
+            raise _Stopped
 
     def _record(self, depth: int, frontier_size: int, manifest: Manifest, clock: _PhaseClock, generate: bool,
                 generated_by_action: dict[str, int], new_by_action: dict[str, int], new: int,
@@ -675,13 +710,78 @@ class _Search:
         write_manifest(self.run_dir, manifest)
         self.manifest = manifest
 
+    def _maybe_report_within(self, manifest: Manifest, done: int, size: int, unit: str, *, generated: int = 0,
+                             distinct: int = 0, queue: int | None = None, phase: str = "") -> None:
+        """A snapshot of the level in progress (``done`` of ``size`` ``unit``), at most every
+        progress interval; ``generated`` and ``distinct`` are what the level added so far (known on
+        the driver only)."""
+        progress = self.options.progress
+        now = time.monotonic()
+        if progress is None or now < self.next_report:
+            return
+        self.next_report = now + self.options.progress_interval_seconds
+        frontier = manifest.levels[-1].new if manifest.levels else manifest.initial_states
+        progress(ProgressSnapshot(
+            self._elapsed(), len(manifest.levels) + 1, manifest.generated + generated, manifest.distinct + distinct,
+            frontier if queue is None else queue, level_done=None if phase else done,
+            level_size=None if phase else size, level_unit=unit, memory=resident_memory(), phase=phase))
+
+    @contextmanager
+    def _watching(self, manifest: Manifest, *, group: str | None = None, phase: str = "") -> Iterator[None]:
+        """While the main thread waits on the JVM (a Spark job of job group ``group``, or the ``phase``
+        it waits for), report from a thread: the job's finished tasks, or the phase and the time."""
+        if self.options.progress is None:
+            yield
+            return
+        finished = threading.Event()
+        tick = min(self.options.progress_interval_seconds, 1.0)
+        if phase:
+            self.next_report = 0.0  # a phase is shown as it begins
+
+        def watch() -> None:
+            while True:
+                if phase:
+                    self._maybe_report_within(manifest, 0, 0, "", phase=phase)
+                elif group is not None:
+                    tasks = self._job_tasks(group)
+                    if tasks is not None:
+                        self._maybe_report_within(manifest, *tasks, "tasks")
+                if finished.wait(tick):
+                    return
+
+        watcher = threading.Thread(target=watch, name="kmc-progress", daemon=True)
+        watcher.start()
+        try:
+            yield
+        finally:
+            finished.set()
+            watcher.join()
+
+    def _job_tasks(self, group: str) -> tuple[int, int] | None:
+        """The finished and total tasks of the stages of the jobs of ``group`` so far (Spark's
+        status tracker), None before the first job of the group starts."""
+        with contextlib.suppress(Exception):  # a session stopping under us: nothing to show
+            tracker = self.spark.sparkContext.statusTracker()
+            done = total = 0
+            for job in tracker.getJobIdsForGroup(group):
+                info = tracker.getJobInfo(job)
+                for stage in info.stageIds if info is not None else ():
+                    stage_info = tracker.getStageInfo(stage)
+                    if stage_info is not None:
+                        done += stage_info.numCompletedTasks
+                        total += stage_info.numTasks
+            return (done, total) if total else None
+        return None
+
     def _report_level(self, record: LevelRecord, manifest: Manifest) -> None:
         if self.options.on_level is not None:
             self.options.on_level(record)
         if self.options.progress is not None:
             queue = manifest.queue if manifest.completed else record.new
             self.options.progress(
-                ProgressSnapshot(self._elapsed(), len(manifest.levels), manifest.generated, manifest.distinct, queue))
+                ProgressSnapshot(self._elapsed(), len(manifest.levels), manifest.generated, manifest.distinct, queue,
+                                 memory=resident_memory()))
+            self.next_report = time.monotonic() + self.options.progress_interval_seconds
 
     # -- the result -----------------------------------------------------------------------------
 

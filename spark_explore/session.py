@@ -10,6 +10,10 @@ so the settings measured on a 2-core machine live here once:
   warning and keeps a loopback cluster on loopback);
 * no web UI and no console progress bar unless asked; Spark's own logs at ERROR, including the
   JVM start-up lines (a log4j2 file written next to the checkpoints);
+* the JVM's own output (what the JVM and ``spark-submit`` print before and besides log4j, such as
+  Java's warnings about incubator modules or native libraries) goes to :data:`JVM_LOG` next to the
+  checkpoints, not to the terminal, where it would break into kmc's live display; a JVM that
+  cannot start is reported with the end of that file;
 * few shuffle partitions: the default 200 doubles the time of a level on two cores;
 * a checkpoint directory under the run directory;
 * the caller's SIGINT handler is kept: PySpark replaces it with one that calls the JVM from inside
@@ -45,6 +49,8 @@ if TYPE_CHECKING:
 
 DEFAULT_MASTER = "local[*]"
 APP_NAME = "kmc"
+#: The file a local session's JVM writes its standard output and error to (beside the checkpoints).
+JVM_LOG = "spark-jvm.log"
 
 #: Spark's log4j2 configuration with everything below ERROR dropped. Spark's default profile logs
 #: at WARN and prints several lines per run that say nothing about the model.
@@ -184,6 +190,8 @@ def build_session(
         for key in ("spark.driver.memory", "spark.driver.extraJavaOptions", "spark.app.name"):
             settings.pop(key, None)
     settings.update(conf or {})
+    if not under_submit:
+        _launch_jvm(master, settings, log_dir / JVM_LOG)
     builder = SparkSession.builder
     if master is not None:
         builder = builder.master(master)
@@ -198,6 +206,36 @@ def build_session(
     if checkpoint_dir is not None:
         session.sparkContext.setCheckpointDir(str(Path(checkpoint_dir) / "checkpoints"))
     return session
+
+
+def _launch_jvm(master: str | None, settings: Mapping[str, str], log: Path) -> None:
+    """Start the session's JVM (PySpark's own launcher, given the settings the session is built
+    with, as it would be) with its standard output and error in ``log``; a JVM already running in
+    this process is kept. PySpark starts it with the terminal's: Java prints warnings there."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None:
+        return
+    conf = SparkConf(loadDefaults=False)
+    if master is not None:
+        conf.setMaster(master)
+    conf.setAll(list(settings.items()))
+    log.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+    with os.fdopen(fd, "ab") as output:
+        try:
+            gateway = launch_gateway(conf, popen_kwargs={"stdout": output, "stderr": output})
+        except Exception as e:
+            raise RuntimeError(f"Spark's JVM did not start; the end of {log}:\n{_tail(log)}") from e
+    SparkContext._ensure_initialized(gateway=gateway, conf=conf)
+
+
+def _tail(path: Path, lines: int = 20) -> str:
+    try:
+        return "\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(unreadable)"
 
 
 # Sessions being started in the background in this process: a session built meanwhile in another

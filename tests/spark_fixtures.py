@@ -8,6 +8,7 @@ session (starting Spark costs several seconds); every test shares it.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,28 @@ def build_two_phase_commit(rms: int) -> TwoPhaseCommit:
 def build_toy_controller(config: str | ToyConfig) -> KafkaControllerToy:
     """The toy controller under a named TLC config (``"MC"``, ``"MC_stuck"``...) or a ToyConfig."""
     return KafkaControllerToy(CONFIGS[config] if isinstance(config, str) else config)
+
+
+class SlowCounter(Counter):
+    """The counter, taking ``pause`` seconds to list the actions of each state from depth 2 on (long
+    levels after two quick ones)."""
+
+    def __init__(self, n: int, pause: float) -> None:
+        super().__init__(n)
+        self.pause = pause
+
+    def actions(self, state: tuple[int, int]) -> Any:
+        if sum(state) >= 2:
+            time.sleep(self.pause)
+        return super().actions(state)
+
+
+def build_slow_counter(argument: tuple[int, float]) -> SlowCounter:
+    return SlowCounter(*argument)
+
+
+def slow_counter_factory(n: int, pause: float) -> ModelFactory[Any, Any]:
+    return ModelFactory(build_slow_counter, (n, pause))
 
 
 def counter_factory(**argument: Any) -> ModelFactory[Any, Any]:

@@ -9,6 +9,7 @@ Resume trusts nothing it has not checked: every file's row count and fingerprint
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter as Counter_
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from toy_models.counter import Counter
 from toy_models.kafka_controller_toy import KafkaControllerToy, ToyConfig
 from toy_models.two_phase_commit import TwoPhaseCommit
 
+from explorer import bfs as bfs_module
 from explorer.bfs import BfsOptions, Checkpointing, run_bfs
 from explorer.checkpoint import ResumeError, read_manifest, sealed
 from explorer.contract import Model
@@ -108,6 +110,42 @@ def test_time_limit_stops_and_resumes(tmp_path: Path) -> None:
     assert (first.outcome, first.stopped_by) == (Outcome.INCONCLUSIVE, StopCause.TIME_LIMIT)
     assert "time limit" in first.reason
     assert_same(resumed(Counter(3), tmp_path), run_bfs(Counter(3)))
+
+
+class _SlowCounter(Counter):
+    """The counter, taking ``pause`` seconds to list the actions of each state."""
+
+    def __init__(self, n: int, pause: float) -> None:
+        super().__init__(n)
+        self.pause = pause
+
+    def actions(self, state: tuple[int, int]) -> Any:
+        time.sleep(self.pause)
+        return super().actions(state)
+
+
+def test_a_time_limit_stops_within_a_level_and_says_when(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A limit that passes in the middle of a long level stops between two batches of that level,
+    not at its end; the reason gives the time the search really ran; resumed, the run ends as an
+    uninterrupted one."""
+    monkeypatch.setattr(bfs_module, "_BATCH", 1)
+    model = _SlowCounter(12, 0.05)  # levels of up to 13 states: up to 0.65 s each
+    started = time.monotonic()
+    first = run_bfs(model, BfsOptions(limits=Limits(time_limit=2.0), checkpointing=checkpointing(tmp_path)))
+    ran = time.monotonic() - started
+    assert (first.outcome, first.stopped_by) == (Outcome.INCONCLUSIVE, StopCause.TIME_LIMIT)
+    assert ran < 2.0 + 0.5, ran
+    said = float(first.reason.split("stopped after ")[1].split(" s")[0])
+    assert 2.0 <= said <= ran + 0.1, first.reason
+    assert_same(resumed(Counter(12), tmp_path), run_bfs(Counter(12)))
+
+
+def test_a_time_limit_counts_from_the_start_of_the_invocation() -> None:
+    """A limit whose clock started (with the command) before the engine did is spent already: the
+    search stops before its first level and says how long the invocation ran."""
+    first = run_bfs(Counter(3), BfsOptions(limits=Limits(time_limit=5, started=time.monotonic() - 7)))
+    assert (first.outcome, first.stopped_by, first.stats.depth) == (Outcome.INCONCLUSIVE, StopCause.TIME_LIMIT, 0)
+    assert first.reason.startswith("time limit reached: stopped after 7.")
 
 
 def test_memory_budget_stops_and_resumes(tmp_path: Path) -> None:

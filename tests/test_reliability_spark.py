@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from spark_fixtures import counter_factory, spark  # noqa: F401  (the session fixture)
+from spark_fixtures import counter_factory, slow_counter_factory, spark  # noqa: F401  (the session fixture)
 from toy_models.counter import Counter
 
 from explorer.bfs import run_bfs
@@ -125,6 +126,33 @@ def test_a_time_limit_cancels_the_running_level(spark: Any, tmp_path: Path) -> N
     assert (first.outcome, first.stopped_by) == (Outcome.INCONCLUSIVE, StopCause.TIME_LIMIT)
     assert first.reason.startswith("time limit reached")
     assert_same(run_spark_bfs(factory, options(tmp_path, resume=True)), run_bfs(factory()))
+
+
+def test_a_time_limit_passing_before_a_job_starts_stops_the_level(spark: Any, tmp_path: Path,  # noqa: F811
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A limit that passes while the driver prepares a level's job (or waits for the session) stops
+    the run before the job, not after a whole level of it; the reason says how long it ran; resumed,
+    the run ends as the local BFS."""
+    real_write_visited = spark_bfs._Search._write_visited
+
+    def slow_write_visited(search: Any, depth: int) -> Path:
+        if depth == 2:  # the deadline passes here, after the level's last look at the clock
+            time.sleep(max(0.0, search.options.limits.deadline(search.started) - time.monotonic()) + 0.3)
+        return real_write_visited(search, depth)
+
+    monkeypatch.setattr(spark_bfs._Search, "_write_visited", slow_write_visited)
+    factory = slow_counter_factory(4, 3.0)  # level 2's job: 3 states, 3 s of expansion at least
+    limit = 8.0
+    started = time.monotonic()
+    first = run_spark_bfs(factory, options(tmp_path, limits=Limits(time_limit=limit, started=started)))
+    ran = time.monotonic() - started
+    assert (first.outcome, first.stopped_by) == (Outcome.INCONCLUSIVE, StopCause.TIME_LIMIT)
+    assert len(first.stats.levels) <= 2, first.stats.levels
+    said = float(first.reason.split("stopped after ")[1].split(" s")[0])
+    assert limit <= said <= ran, (first.reason, ran)
+    monkeypatch.undo()
+    counter = counter_factory(n=4)
+    assert_same(run_spark_bfs(counter, options(tmp_path, resume=True)), run_bfs(counter()))
 
 
 def remove_a_part_file(run_dir: Path, depth: int) -> None:

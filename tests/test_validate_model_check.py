@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from explorer.progress import ProgressSnapshot
 from kmc.cli import main
 from kmc.common import UsageProblem
-from kmc.plan_check import plan_scenario
+from kmc.plan_check import check_plan_execution, plan_scenario
 from model.scenario import load_scenario
 
 
@@ -33,6 +34,20 @@ def test_a_plan_is_executed_on_the_model_and_every_interleaving_passes(tmp_path:
     assert "Model check: the plan executed on the Kafka 2.3 controller model" in result.output
     assert "487 distinct states" in result.output
     assert "never satisfied" not in result.output
+
+
+def test_the_model_check_shows_what_runs_and_its_progress(tmp_path: Path) -> None:
+    """The model check, up to a minute long, is not silent: it says what it executes and reports the
+    search's progress on stderr (TLC's Progress line here, the live display on a terminal)."""
+    result = validate(tmp_path, [("t", 0, [0, 1])], [("t", 0, [2, 1])], "--broker-failures", "0")
+    assert result.exit_code == 0, result.output
+    assert "Model check: executing the plan" in result.stderr
+    assert "487 distinct states found" in result.stderr and "Progress(" in result.stderr
+    snapshots: list[ProgressSnapshot] = []
+    current, plan = {("t", 0): (0, 1)}, {("t", 0): (2, 1)}
+    check_plan_execution(current, plan, {}, 0, progress=snapshots.append, progress_interval_seconds=0)
+    assert snapshots[-1].distinct == 487
+    assert any(s.level_size for s in snapshots)  # progress within a level, not only at its end
 
 
 def test_a_search_cut_short_is_inconclusive(tmp_path: Path) -> None:

@@ -165,7 +165,8 @@ class _Resumed:
 @click.option("--max-states", type=click.IntRange(min=1, max=2**62), default=None,
               help="Stop once this many distinct states are found (holds within a level).")
 @click.option("--time-limit", "time_limit", default=None, metavar="DURATION",
-              help="Stop after this long (e.g. 90s, 15m, 2h); the run can be resumed.")
+              help="Stop this long after the command started (e.g. 90s, 15m, 2h), within the level in "
+                   "progress; the run can be resumed (with a limit of its own).")
 @click.option("--max-memory", "max_memory", default=None, metavar="SIZE",
               help="Local engine: stop before resident memory reaches SIZE (e.g. 4G); "
                    "default: half the machine's memory.")
@@ -206,6 +207,7 @@ def explore(interrupts: Interrupts | None, scenario: str | None, engine: str | N
             fingerprint_bits: str, difftrace: bool, no_progress: bool, spark_ui: bool,
             driver_level_seconds: float | None, symmetry: bool, keep_going: bool, only_properties: tuple[str, ...],
             skip_properties: tuple[str, ...], print_spark_submit: bool) -> None:
+    invoked = time.monotonic()  # --time-limit counts from here: all this invocation does, resumed or not
     try:
         spark_conf = parse_conf(conf)
         master = parse_master(master)
@@ -262,7 +264,7 @@ def explore(interrupts: Interrupts | None, scenario: str | None, engine: str | N
         started = time.time()
         # A signal during the search stops it at a safe point; during the reports it waits for them.
         with defects_reported_in(run_dir), interrupts.deferred(resume_command or "") as stop:
-            limits = Limits(time_limit=limit_seconds, stop=stop,
+            limits = Limits(time_limit=limit_seconds, stop=stop, started=invoked,
                             max_memory=(memory_bytes or default_memory_budget()) if engine == "local" else None)
             result = _run(engine, sc, model, run_dir, master, spark_conf, resumed is not None, max_depth,
                           max_states, spark_ui, limits, every, bits, not no_progress, driver_level_seconds,
@@ -455,7 +457,8 @@ def _search(engine: str, sc: Scenario, model: Any, run_dir: Path, master: str | 
                                   on_level=on_level, scenario_hash=sc.digest, kmc_version=kmc_version(),
                                   ui=spark_ui, limits=limits,
                                   driver_seconds=(DEFAULT_DRIVER_SECONDS if driver_level_seconds is None
-                                                  else driver_level_seconds), keep_going=keep_going)
+                                                  else driver_level_seconds), keep_going=keep_going,
+                                  progress_interval_seconds=0.25 if on_level is None else 10.0)
         factory = compose.factory_for(sc)
         if symmetry:
             from explorer.symmetry import reduced_factory

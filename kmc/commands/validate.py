@@ -134,10 +134,22 @@ def validate(plan_path: Path, current_path: Path | None, broker_list: str | None
         _finish(violations, balance)
     if violations:
         _finish(violations, balance, "Model check skipped: the plan breaks the rules above; fix them first.")
+    from explorer.progress import RichProgress, progress_for
+
+    def announce() -> None:  # the search takes up to a minute: say what runs, then show its progress
+        click.echo("Model check: executing the plan on the Kafka 2.3 controller model, every interleaving with "
+                   f"up to {broker_failures} broker failure(s)...", err=True)
+
+    progress = progress_for()
     try:
-        model, result = check_plan_execution(current, plan, rack_of, broker_failures, max_states)
+        model, result = check_plan_execution(current, plan, rack_of, broker_failures, max_states, progress=progress,
+                                             progress_interval_seconds=0.25 if isinstance(progress, RichProgress)
+                                             else 10.0, on_start=announce)
     except UsageProblem as e:
         fail(str(e))
+    finally:
+        if isinstance(progress, RichProgress):
+            progress.close()
     traces = replay_all(model, result)
     violations += [Violation(d.property, "model check", f"violated after {d.trace_length} steps (trace below)")
                    for d in result.violations]
