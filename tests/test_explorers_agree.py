@@ -32,7 +32,8 @@ from model.zk.kafka_model import KafkaControllerModel
 
 BUG_SCENARIOS = ("kafka-6650", "kafka-7235", "planted-complete-on-first-success", "reassignment-during-deletion",
                  "stale-deletion-response", "stray-log-adopted-on-recreation", "stray-log-after-deletion",
-                 "topic-recreation", "reassignment-isr-shrink-race", *BUG_SWITCH_SCENARIOS)
+                 "topic-recreation", "reassignment-isr-shrink-race", "preferred-election-without-leader",
+                 *BUG_SWITCH_SCENARIOS)
 
 #: Scenarios whose violation takes the explorer more than a few seconds to find (measured on a
 #: loaded 2-core machine; see the README's performance section).
