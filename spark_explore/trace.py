@@ -139,7 +139,7 @@ def verify_level(run_dir: Path, depth: int, rows: int, checksum: int | None, lin
                                   "cannot be resumed: start a new run")
             parents, actions = parent_transitions(batch)
             stored.add(fingerprints(batch.column("fp")), parents, actions, data.to_pylist())
-    except (OSError, pa.ArrowException) as e:
+    except (OSError, pa.ArrowException, ValueError) as e:  # ValueError: a column name that is not UTF-8, …
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise ResumeError(f"{directory} cannot be read ({first[:160]}); the run directory is damaged, so it "
                           "cannot be resumed: start a new run") from None

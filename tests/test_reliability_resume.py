@@ -375,3 +375,31 @@ def test_a_flipped_byte_in_a_checkpoint_gives_the_verdict_or_a_refusal(step: int
     outcomes = flipped_byte_outcomes(tmp_path, step)
     print(f"flipped bytes: {dict(outcomes)}")
     assert outcomes["refused"] > 0
+
+
+def test_a_spark_level_whose_column_name_is_not_utf8_is_refused(tmp_path: Path) -> None:
+    """A Parquet level whose schema holds a column name that is not UTF-8 (one flipped byte in the footer)
+    is refused naming the level (pyarrow's UnicodeDecodeError was an internal error, exit 4); found by the
+    slow flips of tests/test_reliability_spark.py. No Spark session: the level is written with pyarrow."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from spark_explore.trace import level_dir, verify_level
+
+    directory = level_dir(tmp_path, 0)
+    directory.mkdir(parents=True)
+    from explorer.fingerprint import fingerprint
+
+    table = pa.table({"fp": pa.array([fingerprint(b"x")], pa.int64()), "parent_fp": pa.array([None], pa.int64()),
+                      "action_index": pa.array([None], pa.int32()), "action_name": pa.array([None], pa.string()),
+                      "data": pa.array([b"x"], pa.binary())})
+    pq.write_table(table, directory / "part-00000-driver.parquet")
+    path = directory / "part-00000-driver.parquet"
+    data = bytearray(path.read_bytes())
+    at = data.find(b"parent_fp")
+    while at >= 0:  # the column's name, in the footer's schema and column chunks
+        data[at] = 0x8F
+        at = data.find(b"parent_fp", at + 1)
+    path.write_bytes(bytes(data))
+    with pytest.raises(ResumeError, match="level=0000 cannot be read"):
+        verify_level(tmp_path, 0, 1, None, None)
