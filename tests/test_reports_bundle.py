@@ -168,7 +168,7 @@ def test_kmc_report_rerenders_a_bundle_byte_for_byte(tmp_path: Path) -> None:
     assert explored.exit_code == 1, explored.stderr
     [run_dir] = tmp_path.iterdir()
     listed = set(json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))["files"])
-    run_state = {".lock", "run.json", "scenario.toml", "manifest.json"}  # what --resume reads, not reports
+    run_state = {"run.json", "scenario.toml", "manifest.json"}  # what --resume reads, not reports (no .lock)
     assert {p.name for p in run_dir.iterdir()} == listed | run_state
     before = {name: (run_dir / name).read_bytes() for name in listed}
     for name in listed - {"summary.json"}:
