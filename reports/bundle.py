@@ -108,6 +108,8 @@ def _fields(value: Any, types: Mapping[str, Any], where: str) -> None:
 #: The parts of a state's view (:func:`explorer.contract` ``state_view``) the renderers read: each
 #: optional; the items of each list with every field given here.
 _VIEW_TEXT = ("title", "phase", "actor")
+#: Optional text fields of a message: the queue item it puts on a queue, or takes off one.
+_MESSAGE_ITEMS = ("queued", "dequeued")
 _VIEW_LISTS: dict[str, dict[str, Any]] = {
     "lanes": {"id": _TEXT, "title": _TEXT, "subtitle": _TEXT},
     "messages": {"from": _TEXT, "to": _TEXT, "label": _TEXT, "kind": _TEXT},
@@ -145,6 +147,13 @@ def check_view(view: Any, where: str) -> None:
             raise TypeError(f"{where}.{key} is not a list")
         for i, item in enumerate(items):
             _fields(item, item_fields, f"{where}.{key}[{i}]")
+    for i, message in enumerate(view.get("messages", [])):
+        for key in _MESSAGE_ITEMS:
+            if not isinstance(message.get(key, ""), str):
+                raise TypeError(f"{where}.messages[{i}].{key} is not text")
+    notes = view.get("notes", [])
+    if not isinstance(notes, list) or not all(isinstance(note, str) for note in notes):
+        raise TypeError(f"{where}.notes is not a list of text")
     for t, table in enumerate(view.get("tables", [])):
         if not isinstance(table.get("summary", False), bool):
             raise TypeError(f"{where}.tables[{t}].summary is not true or false")

@@ -194,6 +194,7 @@ class StepRow:
     phase: str
     cells: tuple[str, ...]
     changed: tuple[bool, ...]
+    notes: tuple[str, ...] = ()  # one line each on a value that needs explaining (the view's notes)
 
     @property
     def any_changed(self) -> bool:
@@ -223,6 +224,30 @@ class StepTable:
 
 def step_title(action: str, view: Mapping[str, Any]) -> str:
     return str(view.get("title") or action)
+
+
+def step_notes(view: Mapping[str, Any]) -> tuple[str, ...]:
+    """The view's one-line notes on the step's values that need explaining (leader -1, ...)."""
+    return tuple(str(note) for note in view.get("notes", ()))
+
+
+def deliveries(steps: Sequence[SequenceStep]) -> dict[tuple[int, int], tuple[int, int]]:
+    """Which later message takes off its queue what a message put on it: (step number, message index)
+    of a message with ``queued`` -> those of the first later message with the same item as
+    ``dequeued``. Queues are first in, first out, so the earliest unmatched one of equal items is
+    the one taken."""
+    waiting: dict[str, list[tuple[int, int]]] = {}
+    joined: dict[tuple[int, int], tuple[int, int]] = {}
+    for step in steps:
+        for index, message in enumerate(step.messages):
+            item = message.get("dequeued")
+            if item and waiting.get(item):
+                joined[waiting[item].pop(0)] = (step.number, index)
+        for index, message in enumerate(step.messages):
+            item = message.get("queued")
+            if item:
+                waiting.setdefault(item, []).append((step.number, index))
+    return joined
 
 
 def step_table(trace: Trace) -> StepTable:
@@ -255,7 +280,8 @@ def step_table(trace: Trace) -> StepTable:
         changed = tuple(False for _ in cells) if previous is None else tuple(
             a != b for a, b in zip(cells, previous, strict=True))
         title = "initial state" if number == 0 else step_title(action, view)
-        rows.append(StepRow(number, action, title, str(view.get("phase") or ""), cells, changed))
+        rows.append(StepRow(number, action, title, str(view.get("phase") or ""), cells, changed,
+                            step_notes(view)))
         previous = cells
     return StepTable(tuple(columns), tuple(rows))
 

@@ -28,12 +28,15 @@ from explorer.results import Discovery, ExplorationResult, LevelStats
 from reports.common import (
     KIND_WORDS,
     RunFacts,
+    SequenceStep,
     code_spans,
+    deliveries,
     evidence_items,
     format_value,
     ordered_discoveries,
     sequence,
     sometimes_summary,
+    step_notes,
     step_table,
     step_title,
     view_tables,
@@ -153,6 +156,7 @@ def _steps(trace: Trace) -> list[dict[str, Any]]:
             "action": "initial state" if step is None else step.action,
             "title": "initial state" if step is None else step_title(step.action, view),
             "phase": str(view.get("phase") or ""),
+            "notes": list(step_notes(view)),
             "log": list(view.get("log", ())),
             "changes": list(trace.initial if step is None else step.changes),
             "tables": [_full_table(t, previous) for t in view_tables(view)],
@@ -222,6 +226,15 @@ class Band:
 
 
 @attrs.frozen
+class Delivery:
+    """A curved arrow from the head of a message that queued an item (a response, a watch's event, a
+    request) to the note of the later step that takes it off the queue, beside the lane."""
+
+    path: str
+    full: str
+
+
+@attrs.frozen
 class SequenceDiagram:
     width: float
     height: float
@@ -230,6 +243,7 @@ class SequenceDiagram:
     arrows: tuple[Arrow, ...]
     notes: tuple[NoteBox, ...]
     lane_top: float
+    deliveries: tuple[Delivery, ...] = ()
 
 
 def sequence_diagram(trace: Trace, *, violating: bool = True) -> SequenceDiagram | None:
@@ -243,16 +257,18 @@ def sequence_diagram(trace: Trace, *, violating: bool = True) -> SequenceDiagram
                   for lane in lane_data)
     y = _TOP + 10
     bands, arrows, notes = [], [], []
+    heads: dict[tuple[int, int], tuple[float, float]] = {}  # (step, message) -> where it ends (x, y)
     for step in steps:
         top = y
         title_lines = tuple(_wrap(f"{step.number}. {step.title}", width - _LEFT - 20))
         y += _LINE * len(title_lines) + 8
-        for m in step.messages:
+        for index, m in enumerate(step.messages):
             source, target = xs[m["from"]], xs[m["to"]]
             if source == target:
                 lines = tuple(_wrap(m["label"], min(2 * _LANE_GAP - 20, width - source - 10)))
                 height = _LINE * len(lines) + 6
                 notes.append(NoteBox(source - 6, y, _text_width(lines) + 12, height, lines, m["label"]))
+                heads[(step.number, index)] = (source - 6, y + 9)
                 y += height + 6
             else:
                 start = min(source, target) + 6
@@ -260,10 +276,28 @@ def sequence_diagram(trace: Trace, *, violating: bool = True) -> SequenceDiagram
                 y += _LINE * len(lines)
                 arrows.append(Arrow(source, target, y + 4, m.get("kind", "request"), start, y - _LINE * len(lines) + 9,
                                     lines, m["label"]))
+                heads[(step.number, index)] = (target, y + 4)
                 y += _ROW - 6
         y += 10
         bands.append(Band(top, y - top, step.number, title_lines, violating and step.number == len(steps)))
-    return SequenceDiagram(width, y + 10, lanes, tuple(bands), tuple(arrows), tuple(notes), _TOP)
+    return SequenceDiagram(width, y + 10, lanes, tuple(bands), tuple(arrows), tuple(notes), _TOP,
+                           _deliveries(steps, heads))
+
+
+def _deliveries(steps: Sequence[SequenceStep], heads: Mapping[tuple[int, int], tuple[float, float]]
+                ) -> tuple[Delivery, ...]:
+    """The curves from each queued message to the note of the step that processes it (left of the
+    lane, each a little further out than the one before, so that neighbours stay apart)."""
+    curves = []
+    for n, (queued, dequeued) in enumerate(sorted(deliveries(steps).items())):
+        (x1, y1), (x2, y2) = heads[queued], heads[dequeued]
+        bulge = 26 + 9 * (n % 4) + min((y2 - y1) / 12, 40)
+        left = min(x1, x2 + 6) - bulge
+        path = f"M{x1 - 2:.1f},{y1:.1f} C{left:.1f},{y1:.1f} {left:.1f},{y2:.1f} {x2 - 1:.1f},{y2:.1f}"
+        message = steps[queued[0] - 1].messages[queued[1]]
+        curves.append(Delivery(path, f"queued in step {queued[0]}, processed in step {dequeued[0]}: "
+                                     f"{message.get('queued', '')}"))
+    return tuple(curves)
 
 
 def _wrap(text: str, pixels: float) -> list[str]:

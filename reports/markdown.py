@@ -264,6 +264,7 @@ def _step_table(trace: Trace, detail: _Detail, *, violating: bool) -> list[str]:
         action = md_text(row.title)
         if row.phase:
             action += f" <br>*{md_text(row.phase)}*"
+        action += "".join(f" <br>note: {md_text(note)}" for note in row.notes)
         if violating and row.number == last and row.number > 0:
             action = "⚠ " + action
         cells = [f"**{md_text(c)}**" if changed else md_text(c) for c, changed in zip(row.cells, row.changed,

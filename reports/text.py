@@ -26,6 +26,7 @@ from reports.common import (
     format_value,
     ordered_discoveries,
     sometimes_summary,
+    step_notes,
     step_title,
     view_tables,
 )
@@ -196,6 +197,7 @@ def _discovery_lines(discovery: Discovery, trace: Trace | None, difftrace: bool,
         lines.append(f"Step {number}: {step.action}" + (f": {title}" if title != step.action else ""))
         if step.view.get("phase"):
             lines.append(f"  phase: {step.view['phase']}")
+        lines += [f"  note: {note}" for note in step_notes(step.view)]
         lines += [f"  {change}" for change in step.changes] or ["  (no field changed)"]
         if not difftrace:
             lines += _state_lines(step.view)

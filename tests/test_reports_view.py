@@ -4,12 +4,17 @@ event or request with broker epochs, controller phases, sequence-diagram message
 from __future__ import annotations
 
 import json
+import re
+from collections import deque
 
 import pytest
 
 from explorer.bfs import run_bfs
 from explorer.replay import Trace, replay
 from kmc import compose
+from model.zk.actions import ActionKind
+from reports.common import deliveries, sequence
+from reports.html import sequence_diagram, sequence_svg
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +36,7 @@ def test_the_stale_response_is_visible_in_the_steps(stale: Trace) -> None:
                                             "completeDeleteTopic(t)")
     response = {"from": "broker 1", "to": "controller", "label": "StopReplica response t-0: NONE (sent by broker "
                 "epoch 1)", "kind": "response"}
-    assert response in stale.steps[6].view["messages"]
+    assert response in [{k: m[k] for k in response} for m in stale.steps[6].view["messages"]]
 
 
 def test_broker_change_phase_and_log_follow_kafka(stale: Trace) -> None:
@@ -69,3 +74,76 @@ def test_the_former_controllers_state_changes_carry_its_own_epoch() -> None:
     assert last["actor"] == "former controller"
     changes = [entry["line"] for entry in last["log"] if entry["logger"] == "state-change.log"]
     assert changes and all(line.startswith("[Controller epoch=1] ") for line in changes)
+
+
+def test_each_queued_response_is_joined_to_the_step_that_processes_it(stale: Trace) -> None:
+    """Broker 1's StopReplica response of step 7 is the item the controller takes off its queue in
+    step 13: the view names the item on both messages, the reports join them, and the sequence
+    diagram draws an arrow from the response to step 13; each request is joined to the step its broker
+    handles it in."""
+    queued = next(m for m in stale.steps[6].view["messages"] if m["kind"] == "response")
+    processing = stale.steps[12].view["messages"][0]
+    assert queued["queued"] == processing["dequeued"] == (
+        "controller event queue: TopicDeletionStopReplicaResponseReceived(broker 1, t-0, NONE, answered by broker "
+        "epoch 1)")
+    joined = deliveries(sequence(stale)[1])
+    assert joined[(7, stale.steps[6].view["messages"].index(queued))] == (13, 0)
+    for (sent, _), (handled, index) in joined.items():
+        assert sent < handled and "dequeued" in stale.steps[handled - 1].view["messages"][index]
+    diagram = sequence_diagram(stale)
+    assert diagram is not None
+    assert any(d.full.startswith("queued in step 7, processed in step 13: ") for d in diagram.deliveries)
+    assert 'class="delivery"' in sequence_svg(stale)
+
+
+def test_values_a_kafka_engineer_stops_at_are_explained(stale: Trace) -> None:
+    """One line each: leader -1 (a topic being deleted), a leader epoch that jumps by two, leader -2 in
+    an UpdateMetadata (LeaderDuringDelete: the partition leaves the metadata cache), and a partition of
+    a LeaderAndIsr that broker 1 does not take (no leader to follow)."""
+    notes = {n: s.view.get("notes", []) for n, s in enumerate(stale.steps, 1)}
+    assert ("t-0: leader -1 is LeaderAndIsr.NoLeader, no leader: its topic is being deleted, and taking its "
+            "replicas offline (OfflineReplica) removed the leader.") in notes[2]
+    assert any(note.startswith("t-0: the leader epoch jumps from 2 to 4: ") for note in notes[11])
+    assert any("leader -2 in an UpdateMetadata is LeaderAndIsr.LeaderDuringDelete" in note and "removes the "
+               "partition from its metadata cache" in note for note in notes[11])
+    assert ("t-0: broker 1 did not take leader epoch 3 from this LeaderAndIsr: the request names no leader (-1), "
+            "so it only creates its replica and log.") in notes[12]
+    assert not any("LeaderDuringDelete" in note for note in notes[12])  # said where the request was sent
+    assert all(isinstance(note, str) for step in notes.values() for note in step)
+
+
+def test_why_a_broker_refused_a_leader_and_isr_is_explained() -> None:
+    """A LeaderAndIsr meant for an earlier incarnation of a broker (controlled-shutdown: broker 0 bounced) is
+    refused, and the step's note says why in Kafka's terms (STALE_BROKER_EPOCH, KIP-380) with both epochs."""
+    model = compose.model_for(compose.resolve_scenario("controlled-shutdown"))
+    found = None
+    queue = deque(model.init_states())
+    while queue and found is None:
+        state = queue.popleft()
+        for action in model.actions(state):
+            after = model.next_state(state, action)
+            if after is not None and after.log.rejection and action.kind is ActionKind.BrokerApplyRequest:
+                found = state, action, after
+                break
+            if after is not None:
+                queue.append(after)
+    assert found is not None
+    before, action, after = found
+    [note] = model.state_view(after, before, action)["notes"]
+    assert note == ("Broker 0 did not accept this LeaderAndIsr: it was sent for broker epoch 1, an earlier "
+                    "incarnation of the broker, which has restarted since (broker epoch 2; STALE_BROKER_EPOCH, "
+                    "KIP-380).")
+
+
+def test_versions_before_2_2_show_no_broker_epochs() -> None:
+    """Kafka 2.1 has no broker epochs (KIP-380 came with 2.2): kafka-7235's trace names none, in titles,
+    messages, queued requests or tables; the cluster table lists broker ids."""
+    model = compose.model_for(compose.resolve_scenario("kafka-7235"))
+    [violation] = run_bfs(model).violations
+    trace = replay(model, violation)
+    views = [trace.initial_view, *(s.view for s in trace.steps)]
+    text = json.dumps(views)
+    assert "brokerEpoch" not in text and not re.search(r"broker epoch \d", text)
+    assert "registered in ZooKeeper (broker: epoch)" not in text and '"broker_epoch"' not in text
+    cluster = {t["id"]: t for t in trace.initial_view["tables"]}["cluster"]
+    assert cluster["rows"][0]["cells"]["registered"] == [0, 1]

@@ -20,6 +20,14 @@ Kafka's vocabulary reaches them here, as data. A view holds
   ``TopicDeletionManager``, ``KafkaApis`` and ``ReplicaManager``; the controller's broker id is not
   modelled, so lines name the controller epoch instead).
 
+A step also carries one-line ``notes`` for values a Kafka engineer stops at (leader -1 and -2, a
+leader epoch that jumps, a LeaderAndIsr a broker did not accept and why), and its messages say what
+they put on a queue and take off one: a message that queues an event or a request names it
+(``queued``: the queue and the item, e.g. ``controller event queue: TopicDeletionStopReplicaResponseReceived(...)``),
+and the note of the step that processes it names the same item (``dequeued``), so a report can join
+a response to the later step that processes it. Versions before 2.2 have no broker epochs (KIP-380),
+so their views show none.
+
 Everything is derived from the states (and the step's :class:`~model.zk.state.values.StepLog`); nothing here
 changes the model's behaviour.
 """
@@ -33,6 +41,8 @@ from model.present.describe import event_processed
 from model.scenario import Scenario
 from model.zk.actions import ACTIONS, Action, ActionKind, Actor
 from model.zk.state.values import (
+    LEADER_DURING_DELETE,
+    NO_LEADER,
     ClusterState,
     ControllerEvent,
     EventKind,
@@ -45,6 +55,9 @@ from model.zk.state.values import (
 )
 
 ADMIN, CONTROLLER, ZOOKEEPER = "admin", "controller", "ZooKeeper"
+
+#: The version that gave brokers an epoch the controller sends and checks (KIP-380, Kafka 2.2).
+BROKER_EPOCHS_SINCE = (2, 2)
 FORMER = "former controller"
 
 _PARTITION_COLUMNS = (
@@ -81,13 +94,20 @@ _CONTROLLER_COLUMNS = (
 def state_view(scenario: Scenario, state: ClusterState, prev: ClusterState | None = None,
                action: Action | None = None) -> dict[str, Any]:
     """The view of ``state``; given ``prev`` and ``action``, also of the step that reached it."""
+    epochs = has_broker_epochs(scenario)
     view: dict[str, Any] = {
-        "tables": [_partitions(state), _cluster(state), _brokers(scenario, state), _controller(scenario, state)],
+        "tables": [_partitions(state), _cluster(state, epochs), _brokers(scenario, state, epochs),
+                   _controller(scenario, state, epochs)],
         "lanes": _lanes(scenario),
     }
     if prev is not None and action is not None:
-        view.update(_step(state, prev, action))
+        view.update(_step(state, prev, action, epochs))
     return view
+
+
+def has_broker_epochs(scenario: Scenario) -> bool:
+    """Whether the scenario's Kafka has broker epochs (KIP-380, 2.2+): before, no trace shows one."""
+    return scenario.version >= BROKER_EPOCHS_SINCE
 
 
 # ---- tables ----------------------------------------------------------------------------------
@@ -135,35 +155,44 @@ def _partitions(s: ClusterState) -> dict[str, Any]:
     return _table("partitions", "Partitions", True, _PARTITION_COLUMNS, rows)
 
 
-def _cluster(s: ClusterState) -> dict[str, Any]:
+def _cluster(s: ClusterState, epochs: bool = True) -> dict[str, Any]:
+    if not epochs:
+        cells: dict[str, Any] = {"registered": sorted(b for b, _ in s.zk.brokers),
+                                 "live_brokers": sorted(b for b, _ in s.controller.live_brokers)}
+        columns = [(column, title.replace(" (broker: epoch)", "")) for column, title in _CLUSTER_COLUMNS]
+        return _table("cluster", "Cluster", True, columns, [{"key": "", "cells": cells}])
     cells = {"registered": {str(b): e for b, e in s.zk.brokers},
              "live_brokers": {str(b): e for b, e in s.controller.live_brokers}}
     return _table("cluster", "Cluster", True, _CLUSTER_COLUMNS, [{"key": "", "cells": cells}])
 
 
-def _brokers(scenario: Scenario, s: ClusterState) -> dict[str, Any]:
+def _brokers(scenario: Scenario, s: ClusterState, epochs: bool = True) -> dict[str, Any]:
     racks = scenario.racks
     rows = []
     for b in s.brokers:
-        rows.append({"key": f"broker {b.id}", "cells": {
+        cells = {
             "rack": racks.get(b.id),
             "alive": b.alive,
             "broker_epoch": b.epoch,
             "hosted": [f"{partition_name(h.partition)} (leader {h.leader}, leader epoch {h.leader_epoch})"
                        for h in b.partitions],
             "logs": [partition_name(tp) for tp in b.logs],
-            "queued": [describe_request(r) for r in s.channel(b.id)],
-        }})
-    return _table("brokers", "Brokers", False, _BROKER_COLUMNS, rows)
+            "queued": [describe_request(r, epochs) for r in s.channel(b.id)],
+        }
+        if not epochs:
+            del cells["broker_epoch"]
+        rows.append({"key": f"broker {b.id}", "cells": cells})
+    columns = [c for c in _BROKER_COLUMNS if epochs or c[0] != "broker_epoch"]
+    return _table("brokers", "Brokers", False, columns, rows)
 
 
-def _controller(scenario: Scenario, s: ClusterState) -> dict[str, Any]:
+def _controller(scenario: Scenario, s: ClusterState, epochs: bool = True) -> dict[str, Any]:
     """The controller's queue and deletion sets; with the events of a failover, a controlled shutdown or a log
     directory failure in the scenario, also shuttingDownBrokerIds, replicasOnOfflineDirs and the former
     controller still at work (columns a scenario without them does not show)."""
     c = s.controller
     cells: dict[str, Any] = {
-        "events": [describe_event(e) for e in c.events],
+        "events": [describe_event(e, epochs) for e in c.events],
         "delete_topics": list(s.zk.delete_topics),
         "topics_to_be_deleted": list(c.topics_to_be_deleted),
         "topics_ineligible": list(c.topics_ineligible_for_deletion),
@@ -180,7 +209,8 @@ def _controller(scenario: Scenario, s: ClusterState) -> dict[str, Any]:
     if b.controller_failovers or b.controller_moves:
         columns.append(("former", "former controller still at work"))
         cells["former"] = ("none" if s.zombie is None else
-                           f"epoch {s.zombie.epoch}, queue [{', '.join(describe_event(e) for e in s.zombie.events)}]")
+                           f"epoch {s.zombie.epoch}, queue "
+                           f"[{', '.join(describe_event(e, epochs) for e in s.zombie.events)}]")
     return _table("controller", f"Controller (epoch {c.epoch})", False, columns, [{"key": "", "cells": cells}])
 
 
@@ -199,9 +229,10 @@ def _lanes(scenario: Scenario) -> list[dict[str, str]]:
 # ---- sentences -------------------------------------------------------------------------------
 
 
-def describe_request(r: Request) -> str:
-    """A request as the diagram labels it, with the broker epoch it was sent for (KIP-380)."""
-    epoch = f", brokerEpoch={r.broker_epoch}" if r.broker_epoch >= 0 else ""
+def describe_request(r: Request, epochs: bool = True) -> str:
+    """A request as the diagram labels it, with the broker epoch it was sent for (KIP-380; none
+    without ``epochs``)."""
+    epoch = f", brokerEpoch={r.broker_epoch}" if r.broker_epoch >= 0 and epochs else ""
     if r.kind is RequestKind.LeaderAndIsr:
         parts = "; ".join(f"{partition_name(p.partition)} leader={p.leader} leaderEpoch={p.leader_epoch} "
                           f"isr={_ids(p.isr)}{' isNew' if p.is_new else ''}" for p in r.leader_states)
@@ -216,12 +247,14 @@ def describe_request(r: Request) -> str:
             f"controllerEpoch={r.controller_epoch}{epoch}) [{parts}]")
 
 
-def describe_event(e: ControllerEvent) -> str:
+def describe_event(e: ControllerEvent, epochs: bool = True) -> str:
     if e.kind is EventKind.TopicDeletionStopReplicaResponseReceived:
-        answered = f", answered by broker epoch {e.broker_epoch}" if e.broker_epoch >= 0 else ""
+        answered = f", answered by broker epoch {e.broker_epoch}" if e.broker_epoch >= 0 and epochs else ""
         return (f"TopicDeletionStopReplicaResponseReceived(broker {e.broker}, "
                 f"{_csv([partition_name(tp) for tp in e.partitions])}, "
                 f"{'KAFKA_STORAGE_ERROR' if e.error else 'NONE'}{answered})")
+    if e.kind is EventKind.ControlledShutdown and not epochs:
+        return f"ControlledShutdown(id={e.broker})"
     return e.describe()
 
 
@@ -240,26 +273,33 @@ class _StepView:
     """The step being viewed: the states on either side, the action, and the title, phase, messages and log
     lines its view collects."""
 
-    def __init__(self, s: ClusterState, prev: ClusterState, action: Action):
+    def __init__(self, s: ClusterState, prev: ClusterState, action: Action, epochs: bool = True):
         self.s, self.prev, self.action = s, prev, action
         self.broker, self.topic = action.broker, action.topic
+        self.epochs = epochs
         self.title = ""
         self.phase = ""
         self.messages: list[dict[str, str]] = []
         self.log: list[dict[str, str]] = []
+        self.notes: list[str] = []
 
-    def message(self, source: str, target: str, label: str, kind: str) -> None:
-        self.messages.append(_msg(source, target, label, kind))
+    def message(self, source: str, target: str, label: str, kind: str, **queue: str) -> None:
+        self.messages.append(_msg(source, target, label, kind, **queue))
 
 
-def _step(s: ClusterState, prev: ClusterState, action: Action) -> dict[str, Any]:
-    view = _StepView(s, prev, action)
+def _step(s: ClusterState, prev: ClusterState, action: Action, epochs: bool = True) -> dict[str, Any]:
+    view = _StepView(s, prev, action, epochs)
     _STEP_VIEWS[action.kind](view)
     former = s.log.zombie_step
-    view.messages += _new_events(s, prev, popped=s.log.processed_event is not None and not former)
+    view.messages += _new_events(s, prev, popped=s.log.processed_event is not None and not former, epochs=epochs)
     view.log += _state_change_log(s, prev, former=former)
-    return {"title": view.title, "phase": view.phase, "actor": _lane(action), "messages": view.messages,
-            "log": view.log}
+    view.notes += explanations(s, prev, view.messages)
+    step: dict[str, Any] = {"title": view.title, "phase": view.phase, "actor": _lane(action),
+                            "messages": view.messages, "log": view.log}
+    notes = list(dict.fromkeys(view.notes))  # once each, in order
+    if notes:
+        step["notes"] = notes
+    return step
 
 
 def _lane(action: Action) -> str:
@@ -271,8 +311,21 @@ def _lane(action: Action) -> str:
     return {Actor.ADMIN: ADMIN, Actor.FORMER_CONTROLLER: FORMER}.get(actor, CONTROLLER)
 
 
-def _msg(source: str, target: str, label: str, kind: str) -> dict[str, str]:
-    return {"from": source, "to": target, "label": label, "kind": kind}
+def _msg(source: str, target: str, label: str, kind: str, **queue: str) -> dict[str, str]:
+    """A message of the sequence diagram; ``queue`` is ``queued=ITEM`` for one that puts ``ITEM`` on a
+    queue, ``dequeued=ITEM`` for the note of the step that takes it off (see the module docstring)."""
+    return {"from": source, "to": target, "label": label, "kind": kind, **queue}
+
+
+def event_item(lane: str, event: ControllerEvent) -> str:
+    """The name of ``event`` on the event queue of the controller drawn on ``lane``: what a
+    message's ``queued`` and a step's ``dequeued`` give."""
+    return f"{lane} event queue: {describe_event(event)}"
+
+
+def request_item(broker: int, request: Request) -> str:
+    """The name of ``request`` on the controller's channel to ``broker`` (``queued`` / ``dequeued``)."""
+    return f"requests for {_broker(broker)}: {describe_request(request)}"
 
 
 # ---- environment steps -----------------------------------------------------------------------
@@ -286,6 +339,10 @@ def _broker_failure(v: _StepView) -> None:
 
 def _broker_startup(v: _StepView) -> None:
     b, epoch = v.broker, v.s.broker(v.broker).epoch
+    if not v.epochs:
+        v.title = f"Broker {b} restarts and registers /brokers/ids/{b}"
+        v.message(_broker(b), ZOOKEEPER, f"register /brokers/ids/{b}", "write")
+        return
     v.title = f"Broker {b} restarts and registers /brokers/ids/{b} with broker epoch {epoch}"
     v.message(_broker(b), ZOOKEEPER, f"register /brokers/ids/{b} (broker epoch {epoch})", "write")
 
@@ -390,22 +447,26 @@ def _broker_applies(v: _StepView) -> None:
     s, broker = v.s, v.broker
     request = v.prev.channel(broker)[0]
     epoch = v.prev.broker(broker).epoch
-    who = f"Broker {broker} (broker epoch {epoch})"
+    who = f"Broker {broker} (broker epoch {epoch})" if v.epochs else f"Broker {broker}"
     kafka_name = "LeaderAndIsr" if request.kind is RequestKind.LeaderAndIsr else "stop replica"
     reason = s.log.rejection
+    described = describe_request(request, v.epochs)
+    item = {"dequeued": request_item(broker, request)}
     if reason:
-        v.title = f"{who} rejects {describe_request(request)}: {reason}"
-        v.message(_broker(broker), _broker(broker), f"rejects {describe_request(request)}: {reason}", "note")
+        v.title = f"{who} rejects {described}: {reason}"
+        v.message(_broker(broker), _broker(broker), f"rejects {described}: {reason}", "note", **item)
+        v.notes.append(_rejection_note(v, request, reason))
         if 0 <= request.broker_epoch < epoch:
             v.log.append({"logger": "server.log", "line": f"[Broker id={broker}] Received {kafka_name} request with "
                           f"broker epoch {request.broker_epoch} smaller than the current broker epoch {epoch}"})
     elif v.action.kind is ActionKind.BrokerFailsStopReplica:
-        v.title = f"{who} fails {describe_request(request)} with KAFKA_STORAGE_ERROR"
-        v.message(_broker(broker), _broker(broker), f"fails {describe_request(request)}", "note")
+        v.title = f"{who} fails {described} with KAFKA_STORAGE_ERROR"
+        v.message(_broker(broker), _broker(broker), f"fails {described}", "note", **item)
     else:
-        v.title = f"{who} applies {describe_request(request)}"
-        v.message(_broker(broker), _broker(broker), f"applies {describe_request(request)}", "note")
+        v.title = f"{who} applies {described}"
+        v.message(_broker(broker), _broker(broker), f"applies {described}", "note", **item)
         v.log += _requests_state_change_log(broker, request)
+        v.notes += _partitions_not_accepted(v, request)
 
 
 def _requests_state_change_log(broker: int, request: Request) -> list[dict[str, str]]:
@@ -453,8 +514,9 @@ def _controller_step(p: _Processing) -> None:
     v, event = p.view, p.event
     s, prev = v.s, v.prev
     who = f"The former controller (epoch {p.c0.epoch})" if p.former else "Controller"
-    v.title = f"{who} processes {describe_event(event)}"
-    v.message(p.lane, p.lane, f"processes {describe_event(event)}", "note")
+    v.title = f"{who} processes {describe_event(event, v.epochs)}"
+    v.message(p.lane, p.lane, f"processes {describe_event(event, v.epochs)}", "note",
+              dequeued=event_item(p.lane, event))
     phase = _EVENT_PHASES.get(event.kind, _phase_is_the_event)(p)
     if s.log.zk_write_fenced:
         phase += "; ControllerMovedException: resigns"
@@ -471,7 +533,7 @@ def _controller_step(p: _Processing) -> None:
         p.log(message)
     v.phase = phase
     v.messages += _zookeeper_writes(s, prev, p.lane)
-    v.messages += _requests_sent(s, prev, p.lane)
+    v.messages += _requests_sent(s, prev, p.lane, epochs=v.epochs)
 
 
 def _phase_is_the_event(p: _Processing) -> str:
@@ -528,7 +590,8 @@ def _stop_replica_response(p: _Processing) -> str:
     if event.broker_epoch >= 0 and current is None:
         v.title += f"; broker {event.broker} has died since it answered"
     elif event.broker_epoch >= 0 and current != event.broker_epoch:
-        v.title += f"; broker {event.broker} has restarted since (broker epoch {current}): the response is stale"
+        since = f" (broker epoch {current})" if v.epochs else ""
+        v.title += f"; broker {event.broker} has restarted since{since}: the response is stale"
     return f"TopicDeletionManager.{method}({replica})"
 
 
@@ -609,7 +672,7 @@ _STEP_VIEWS: dict[ActionKind, Callable[[_StepView], None]] = {
 }
 
 
-def _new_events(s: ClusterState, prev: ClusterState, *, popped: bool) -> list[dict[str, str]]:
+def _new_events(s: ClusterState, prev: ClusterState, *, popped: bool, epochs: bool = True) -> list[dict[str, str]]:
     """Events that joined the controller's queue in this step: watches fired by ZooKeeper, and
     StopReplica responses sent by brokers (with the broker epoch of the incarnation that answered)."""
     before = prev.controller.events[1:] if popped else prev.controller.events
@@ -619,14 +682,16 @@ def _new_events(s: ClusterState, prev: ClusterState, *, popped: bool) -> list[di
     for e in added:
         if e.kind is EventKind.TopicDeletionStopReplicaResponseReceived:
             error = "KAFKA_STORAGE_ERROR" if e.error else "NONE"
-            epoch = f" (sent by broker epoch {e.broker_epoch})" if e.broker_epoch >= 0 else ""
+            epoch = f" (sent by broker epoch {e.broker_epoch})" if e.broker_epoch >= 0 and epochs else ""
             answered = _csv([partition_name(tp) for tp in e.partitions])
             messages.append(_msg(_broker(e.broker), CONTROLLER,
-                                 f"StopReplica response {answered}: {error}{epoch}", "response"))
+                                 f"StopReplica response {answered}: {error}{epoch}", "response",
+                                 queued=event_item(CONTROLLER, e)))
         elif e.kind is EventKind.LeaderAndIsrResponseReceived:
             answered = _csv([partition_name(tp) for tp in e.partitions])
             messages.append(_msg(_broker(e.broker), CONTROLLER, f"LeaderAndIsr response {answered}: "
-                                                                "KAFKA_STORAGE_ERROR", "response"))
+                                                                "KAFKA_STORAGE_ERROR", "response",
+                                 queued=event_item(CONTROLLER, e)))
         elif e.kind in (EventKind.ControlledShutdown, EventKind.Reelect, EventKind.AutoPreferredReplicaLeaderElection,
                         EventKind.UncleanLeaderElectionEnable):
             continue  # the step's own messages say where they come from
@@ -641,7 +706,8 @@ def _new_events(s: ClusterState, prev: ClusterState, *, popped: bool) -> list[di
             if e.kind is EventKind.PartitionReassignmentIsrChange:
                 t, p = e.partitions[0]
                 watched = f"/brokers/topics/{t}/partitions/{p}/state"
-            messages.append(_msg(ZOOKEEPER, CONTROLLER, f"watch on {watched} fires: {e.describe()}", "watch"))
+            messages.append(_msg(ZOOKEEPER, CONTROLLER, f"watch on {watched} fires: {e.describe()}", "watch",
+                                 queued=event_item(CONTROLLER, e)))
     return messages
 
 
@@ -676,7 +742,8 @@ def _zookeeper_writes(s: ClusterState, prev: ClusterState, lane: str = CONTROLLE
     return writes
 
 
-def _requests_sent(s: ClusterState, prev: ClusterState, lane: str = CONTROLLER) -> list[dict[str, str]]:
+def _requests_sent(s: ClusterState, prev: ClusterState, lane: str = CONTROLLER, *,
+                   epochs: bool = True) -> list[dict[str, str]]:
     """Requests the controller appended to the brokers' channels (a dropped channel is a note)."""
     messages = []
     before, after = dict(prev.channels), dict(s.channels)
@@ -688,7 +755,8 @@ def _requests_sent(s: ClusterState, prev: ClusterState, lane: str = CONTROLLER) 
             messages.append(_msg(_broker(b), _broker(b), f"controller drops {len(q0)} queued request(s) "
                                                          "(ControllerChannelManager.removeBroker)", "note"))
             sent = q1
-        messages += [_msg(lane, _broker(b), describe_request(r), "request") for r in sent]
+        messages += [_msg(lane, _broker(b), describe_request(r, epochs), "request", queued=request_item(b, r))
+                     for r in sent]
     return messages
 
 
@@ -711,3 +779,117 @@ def _state_change_log(s: ClusterState, prev: ClusterState, former: bool = False)
         lines.append(f"Controller epoch {epoch} initiated state change of replica {b} for partition {t}-{p} from "
                      f"{current.name} to {target.name} failed")
     return [{"logger": "state-change.log", "line": f"[Controller epoch={epoch}] {line}"} for line in lines]
+
+
+# ---- notes: one line for a value a Kafka engineer stops at -----------------------------------
+
+
+def explanations(s: ClusterState, prev: ClusterState, messages: Sequence[dict[str, str]] = ()) -> list[str]:
+    """The step's notes on values that need one: a partition left without a leader (-1), an
+    UpdateMetadata's leader -2, a leader epoch that jumps."""
+    notes = []
+    before, after = _leaderships(prev), _leaderships(s)
+    for tp in sorted(after):
+        lai, old = after[tp], before.get(tp)
+        name = partition_name(tp)
+        if lai.leader == NO_LEADER and (old is None or old.leader != NO_LEADER):
+            why = ("its topic is being deleted, and taking its replicas offline (OfflineReplica) removed the leader"
+                   if tp[0] in s.controller.topics_to_be_deleted else
+                   "no live replica of the ISR could be elected, so the partition is offline until one is")
+            notes.append(f"{name}: leader -1 is LeaderAndIsr.NoLeader, no leader: {why}.")
+        if old is not None and lai.leader_epoch > old.leader_epoch + 1:
+            notes.append(f"{name}: the leader epoch jumps from {old.leader_epoch} to {lai.leader_epoch}: the "
+                         f"controller changed the partition's leader or ISR {lai.leader_epoch - old.leader_epoch} "
+                         "times in this step, and each change takes a new leader epoch.")
+    accepted_before = {(b.id, h.partition): h.leader_epoch for b in prev.brokers for h in b.partitions}
+    for b in s.brokers:
+        for h in b.partitions:
+            old_epoch = accepted_before.get((b.id, h.partition))
+            if old_epoch is not None and old_epoch >= 0 and h.leader_epoch > old_epoch + 1:
+                notes.append(f"{partition_name(h.partition)}: broker {b.id} goes from leader epoch {old_epoch} to "
+                             f"{h.leader_epoch}: it missed the leadership changes in between (made while it was "
+                             "down, or sent in requests it did not accept).")
+    for request in _requests_of_the_step(s, prev):
+        if request.kind is RequestKind.UpdateMetadata:
+            for m in request.metadata_states:
+                if m.leader == LEADER_DURING_DELETE:
+                    notes.append(f"{partition_name(m.partition)}: leader -2 in an UpdateMetadata is "
+                                 "LeaderAndIsr.LeaderDuringDelete: the topic is being deleted, and a broker that "
+                                 "applies the request removes the partition from its metadata cache.")
+        elif request.kind is RequestKind.LeaderAndIsr:
+            for p in request.leader_states:
+                if p.leader == NO_LEADER:
+                    notes.append(f"{partition_name(p.partition)}: leader=-1 in a LeaderAndIsr is "
+                                 "LeaderAndIsr.NoLeader: the partition has no leader; its replicas only keep their "
+                                 "logs.")
+    return notes
+
+
+def _leaderships(s: ClusterState) -> dict[TopicPartition, LeaderAndIsr]:
+    """Each partition's leadership as the partition table shows it (the controller's, else the znode's)."""
+    return {**dict(s.zk.partitions), **dict(s.controller.leadership)}
+
+
+def _requests_of_the_step(s: ClusterState, prev: ClusterState) -> list[Request]:
+    """The requests the step sent: appended to a channel (a broker that takes one off its head, and
+    the UpdateMetadata requests applied with it, shortens its channel from the front)."""
+    requests: list[Request] = []
+    before, after = dict(prev.channels), dict(s.channels)
+    for b in sorted(set(before) | set(after)):
+        q0, q1 = list(before.get(b, ())), list(after.get(b, ()))
+        while q0 and q1[:len(q0)] != q0:
+            q0.pop(0)  # taken off the head in this step
+        requests += q1[len(q0):]
+    return requests
+
+
+_REQUEST_NAMES = {RequestKind.LeaderAndIsr: "LeaderAndIsr", RequestKind.UpdateMetadata: "UpdateMetadata",
+                  RequestKind.StopReplica: "StopReplica"}
+
+
+def _rejection_note(v: _StepView, request: Request, reason: str) -> str:
+    """Why the broker refused the whole request (StepLog.rejection), in one line."""
+    broker = v.prev.broker(v.broker)
+    kind = _REQUEST_NAMES.get(request.kind, request.kind.name)
+    if reason.startswith("STALE_CONTROLLER_EPOCH"):
+        return (f"Broker {v.broker} did not accept this {kind}: it comes from controller epoch "
+                f"{request.controller_epoch}, and the broker has already heard from controller epoch "
+                f"{broker.controller_epoch}, a newer controller (STALE_CONTROLLER_EPOCH).")
+    if reason.startswith("STALE_BROKER_EPOCH"):
+        return (f"Broker {v.broker} did not accept this {kind}: it was sent for broker epoch {request.broker_epoch}, "
+                f"an earlier incarnation of the broker, which has restarted since (broker epoch {broker.epoch}; "
+                "STALE_BROKER_EPOCH, KIP-380).")
+    return f"Broker {v.broker} did not accept this {kind}: {reason}."
+
+
+def _partitions_not_accepted(v: _StepView, request: Request) -> list[str]:
+    """The partitions of an applied LeaderAndIsr the broker did not take, and why.
+
+    The model records only a whole request's refusal (StepLog.rejection); per partition, what the
+    broker took is read from its state after the step (the leader epoch it holds), and the reason
+    is the first of ``ReplicaManager.becomeLeaderOrFollower``'s checks (2.3) that the partition fails.
+    """
+    if request.kind is not RequestKind.LeaderAndIsr:
+        return []
+    before, after = v.prev.broker(v.broker), v.s.broker(v.broker)
+    held_before = {h.partition: h.leader_epoch for h in before.partitions}
+    held_after = {h.partition: h.leader_epoch for h in after.partitions}
+    notes = []
+    for p in request.leader_states:
+        if held_after.get(p.partition) == p.leader_epoch:
+            continue
+        name, who = partition_name(p.partition), f"broker {v.broker}"
+        if v.broker not in p.replicas:
+            why = f"it is not one of the assigned replicas {_ids(p.replicas)} (UNKNOWN_TOPIC_OR_PARTITION)"
+        elif p.partition in before.offline_logs:
+            why = "its log directory for the partition has failed (KAFKA_STORAGE_ERROR)"
+        elif p.partition in held_before and p.leader_epoch <= held_before[p.partition]:
+            why = (f"leader epoch {p.leader_epoch} is not newer than the {held_before[p.partition]} it holds "
+                   "(STALE_CONTROLLER_EPOCH for the partition)")
+        elif p.leader == NO_LEADER:
+            why = "the request names no leader (-1), so it only creates its replica and log"
+        else:
+            why = (f"the leader {p.leader} is not among the live brokers of its metadata cache, so it only creates "
+                   "its replica and log ('cannot become follower since the new leader is unavailable')")
+        notes.append(f"{name}: {who} did not take leader epoch {p.leader_epoch} from this LeaderAndIsr: {why}.")
+    return notes
