@@ -65,7 +65,9 @@ def test_itf_round_trips_through_itf_py(planted: dict[str, Any]) -> None:
     assert dict(first.replica_states) == {"0": "OnlineReplica", "1": "OnlineReplica"}
     last = trace.states[-1].values["partitions"]["t-0"]
     assert not hasattr(last, "leader")  # the deleted partition's znode is gone: absent cells are left out
-    assert list(last.logs_on) == [0]  # ... while broker 0 still holds its log: the violation
+    # ... while the broker whose response did not complete the deletion still holds its log: the violation (which
+    # of the two brokers answers first in the shortest trace is BFS's tie-break, which follows the encoding)
+    assert len(list(last.logs_on)) == 1
 
 
 def test_replay_script_rebuilds_the_trace_and_asserts_the_violation(planted: dict[str, Any], tmp_path: Path) -> None:
@@ -205,7 +207,7 @@ def test_explore_prints_whole_states_unless_difftrace(tmp_path: Path) -> None:
                "--difftrace", "--no-progress")
     assert (full.exit_code, diff.exit_code) == (1, 1)
     assert "  | t-0: leader = " in full.stdout and "  | t-0: leader = " not in diff.stdout
-    step5 = "Step 5: ControllerProcessEvent: Controller processes TopicDeletionStopReplicaResponseReceived(broker 1"
+    step5 = "Step 5: ControllerProcessEvent: Controller processes TopicDeletionStopReplicaResponseReceived(broker "
     assert step5 in full.stdout and step5 in diff.stdout
     assert "  zk /admin/delete_topics -= [t]" in diff.stdout
 
