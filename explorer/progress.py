@@ -133,28 +133,33 @@ class RichProgress:
             self._last_draw = now
 
     def _draw(self, snapshot: ProgressSnapshot) -> None:
+        from rich.console import Group
         from rich.table import Table
+        from rich.text import Text
 
         if not self._started:
             self._live.start()
             self._started = True
         rate = snapshot.distinct / snapshot.seconds if snapshot.seconds > 0 else 0.0
         title = "kmc: breadth-first search" + (f": {snapshot.phase}…" if snapshot.phase else "")
-        table = Table(title=title, title_justify="left", show_edge=False)
-        columns = ["depth", "states generated", "distinct states", "left on queue", "distinct/s", "time"]
-        row = [f"{snapshot.depth}", f"{snapshot.generated:,}", f"{snapshot.distinct:,}", f"{snapshot.queue:,}",
-               f"{rate:,.0f}", f"{snapshot.seconds:.1f}s"]
+        # Label and value pairs, two a line: TLC's words, and it fits an 80-column terminal.
+        pairs = [("depth", f"{snapshot.depth}"), ("time", f"{snapshot.seconds:.1f}s"),
+                 ("states generated", f"{snapshot.generated:,}"), ("distinct states", f"{snapshot.distinct:,}"),
+                 ("left on queue", f"{snapshot.queue:,}"), ("distinct/s", f"{rate:,.0f}")]
+        table = Table.grid(padding=(0, 2))
+        table.title, table.title_justify = title, "left"
+        for justify in ("left", "right", "left", "right"):
+            table.add_column(justify=justify, no_wrap=True)
+        for i in range(0, len(pairs), 2):
+            table.add_row(*pairs[i], *pairs[i + 1])
+        # The level in progress and the memory on lines of their own (longer values).
+        lines = []
         within, memory = snapshot.within_level(), snapshot.memory_used()
         if within:
-            columns.append("this level")
-            row.append(within)
+            lines.append(f"level {snapshot.depth}: {within} done")
         if memory:
-            columns.append("memory" if snapshot.max_memory is None else "memory of --max-memory")
-            row.append(memory)
-        for column in columns:
-            table.add_column(column, justify="right")
-        table.add_row(*row)
-        self._live.update(table, refresh=True)
+            lines.append(f"memory: {memory}" + (" (--max-memory)" if snapshot.max_memory is not None else ""))
+        self._live.update(Group(table, *(Text(line) for line in lines)), refresh=True)
         self._previous = snapshot
 
     def close(self) -> None:

@@ -70,7 +70,7 @@ def test_the_displays_show_progress_within_a_level_and_memory_against_the_budget
     live = RichProgress(Console(file=out, force_terminal=True, width=160), refresh_seconds=0)
     live(snapshot)
     live.close()
-    for shown in ("1,024 of 4,096 states (25%)", "3.0 GiB of 8.0 GiB", "memory of --max-memory"):
+    for shown in ("level 9: 1,024 of 4,096 states (25%) done", "memory: 3.0 GiB of 8.0 GiB (--max-memory)"):
         assert shown in out.getvalue()
     plain = io.StringIO()
     printer = ProgressPrinter(plain)
