@@ -51,3 +51,28 @@ def test_the_tests_run_with_the_pinned_versions() -> None:
     wrong = {name: (metadata.version(name), pinned[name]) for name in declared()
              if name in pinned and metadata.version(name) != pinned[name]}
     assert not wrong, f"installed vs pinned: {wrong}; reinstall with -c constraints.txt"
+
+
+def quickstart() -> str:
+    readme = (ROOT / "README.md").read_text()
+    return readme[readme.index("## Quickstart"):readme.index("\n## ", readme.index("## Quickstart") + 1)]
+
+
+def test_the_quickstart_sets_up_a_venv_and_keeps_its_two_set_up_lines() -> None:
+    """The Quickstart creates a virtual environment before installing, and its set-up is the two command lines
+    of the main job and the tests."""
+    text = quickstart()
+    venv = text.index("python3 -m venv .venv && . .venv/bin/activate")
+    assert venv < text.index("python3 -m pip install -c constraints.txt -e . && kmc explore\n")
+    assert venv < text.index('python3 -m pip install -c constraints.txt -e ".[test]" && python3 -m pytest\n')
+
+
+def test_the_quickstarts_first_command_finds_a_violation_with_the_local_engine() -> None:
+    """The Quickstart's first command explores a shipped scenario with --engine local, and that scenario is
+    pinned as a violation with a short trace (a counterexample to look at, not a clean run)."""
+    from explorer.results import Outcome
+    from tests.test_scenarios_pinned import PINNED
+
+    [scenario] = re.findall(r"^kmc explore (\S+) --engine local$", quickstart(), re.MULTILINE)
+    assert PINNED[scenario].outcome is Outcome.VIOLATION
+    assert PINNED[scenario].depth <= 15
