@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections import deque
+from typing import Any
 
 import pytest
 
@@ -112,27 +113,35 @@ def test_values_a_kafka_engineer_stops_at_are_explained(stale: Trace) -> None:
     assert all(isinstance(note, str) for step in notes.values() for note in step)
 
 
-def test_why_a_broker_refused_a_leader_and_isr_is_explained() -> None:
-    """A LeaderAndIsr meant for an earlier incarnation of a broker (controlled-shutdown: broker 0 bounced) is
-    refused, and the step's note says why in Kafka's terms (STALE_BROKER_EPOCH, KIP-380) with both epochs."""
-    model = compose.model_for(compose.resolve_scenario("controlled-shutdown"))
-    found = None
+def _first_refusal(scenario: str, kind: ActionKind) -> tuple[Any, tuple[Any, Any, Any]]:
+    """The first step, breadth first, of an action of ``kind`` in which a broker refuses a request."""
+    model = compose.model_for(compose.resolve_scenario(scenario))
     queue = deque(model.init_states())
-    while queue and found is None:
+    for _ in range(20_000):
         state = queue.popleft()
         for action in model.actions(state):
             after = model.next_state(state, action)
-            if after is not None and after.log.rejection and action.kind is ActionKind.BrokerApplyRequest:
-                found = state, action, after
-                break
+            if after is not None and after.log.rejection and action.kind is kind:
+                return model, (state, action, after)
             if after is not None:
                 queue.append(after)
-    assert found is not None
-    before, action, after = found
-    [note] = model.state_view(after, before, action)["notes"]
-    assert note == ("Broker 0 did not accept this LeaderAndIsr: it was sent for broker epoch 1, an earlier "
-                    "incarnation of the broker, which has restarted since (broker epoch 2; STALE_BROKER_EPOCH, "
-                    "KIP-380).")
+    raise AssertionError(f"no refusal in {scenario}")
+
+
+@pytest.mark.parametrize(("scenario", "kind", "note"), [
+    ("controlled-shutdown", ActionKind.BrokerApplyRequest,
+     "Broker 0 did not accept this LeaderAndIsr: it was sent for broker epoch 1, an earlier incarnation of the "
+     "broker, which has restarted since (broker epoch 2; STALE_BROKER_EPOCH, KIP-380)."),
+    ("controller-failover", ActionKind.BrokerStartup,
+     "Broker 0 did not accept the UpdateMetadata at the head of its channel: it was sent for broker epoch 1, an "
+     "earlier incarnation of the broker, which has restarted since (broker epoch 2; STALE_BROKER_EPOCH, KIP-380)."),
+], ids=["LeaderAndIsr", "UpdateMetadata applied with a restart"])
+def test_why_a_broker_refused_a_request_is_explained(scenario: str, kind: ActionKind, note: str) -> None:
+    """A request meant for an earlier incarnation of a broker (broker 0 bounced) is refused, and the step's
+    note says why in Kafka's terms (STALE_BROKER_EPOCH, KIP-380) with both epochs, also when the refused
+    UpdateMetadata is applied within the broker's restart."""
+    model, (before, action, after) = _first_refusal(scenario, kind)
+    assert model.state_view(after, before, action)["notes"] == [note]
 
 
 def test_versions_before_2_2_show_no_broker_epochs() -> None:

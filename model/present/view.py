@@ -294,6 +294,8 @@ def _step(s: ClusterState, prev: ClusterState, action: Action, epochs: bool = Tr
     view.messages += _new_events(s, prev, popped=s.log.processed_event is not None and not former, epochs=epochs)
     view.log += _state_change_log(s, prev, former=former)
     view.notes += explanations(s, prev, view.messages)
+    if s.log.rejection and action.kind not in (ActionKind.BrokerApplyRequest, ActionKind.BrokerFailsStopReplica):
+        view.notes += _update_metadata_rejections(s, prev)
     step: dict[str, Any] = {"title": view.title, "phase": view.phase, "actor": _lane(action),
                             "messages": view.messages, "log": view.log}
     notes = list(dict.fromkeys(view.notes))  # once each, in order
@@ -317,15 +319,23 @@ def _msg(source: str, target: str, label: str, kind: str, **queue: str) -> dict[
     return {"from": source, "to": target, "label": label, "kind": kind, **queue}
 
 
-def event_item(lane: str, event: ControllerEvent) -> str:
+def _queued_event(v: _StepView, kind: EventKind) -> dict[str, str]:
+    """``queued=ITEM`` for the event of ``kind`` the step added to the controller's queue (the
+    events whose message is the step's own, which :func:`_new_events` does not draw), or nothing."""
+    before = v.prev.controller.events
+    added = [e for e in v.s.controller.events if e.kind is kind and e not in before]
+    return {"queued": event_item(CONTROLLER, added[-1], v.epochs)} if added else {}
+
+
+def event_item(lane: str, event: ControllerEvent, epochs: bool = True) -> str:
     """The name of ``event`` on the event queue of the controller drawn on ``lane``: what a
     message's ``queued`` and a step's ``dequeued`` give."""
-    return f"{lane} event queue: {describe_event(event)}"
+    return f"{lane} event queue: {describe_event(event, epochs)}"
 
 
-def request_item(broker: int, request: Request) -> str:
+def request_item(broker: int, request: Request, epochs: bool = True) -> str:
     """The name of ``request`` on the controller's channel to ``broker`` (``queued`` / ``dequeued``)."""
-    return f"requests for {_broker(broker)}: {describe_request(request)}"
+    return f"requests for {_broker(broker)}: {describe_request(request, epochs)}"
 
 
 # ---- environment steps -----------------------------------------------------------------------
@@ -365,14 +375,20 @@ def _controller_failover(v: _StepView) -> None:
     rest = ("; the former controller, which has not noticed, still holds "
             f"{len(s.zombie.events)} event(s)" if s.zombie is not None else "; its queue and channels die with it")
     v.message(CONTROLLER, ZOOKEEPER, f"/controller gone ({kind})", "write")
-    v.message(ZOOKEEPER, CONTROLLER, f"a new controller registers /controller, controller epoch {epoch}", "watch")
+    v.message(ZOOKEEPER, CONTROLLER, f"a new controller registers /controller, controller epoch {epoch}", "watch",
+              **_queued_event(v, EventKind.Reelect))
     v.title = f"Controller failover: {how}; a new controller is elected with controller epoch {epoch}{rest}"
 
 
 def _broker_controlled_shutdown(v: _StepView) -> None:
     b, epoch = v.broker, v.s.broker(v.broker).epoch
-    v.message(_broker(b), CONTROLLER, f"ControlledShutdownRequest(brokerId={b}, brokerEpoch={epoch})", "request")
-    v.title = f"Broker {b} (broker epoch {epoch}) asks the controller for a controlled shutdown"
+    if v.epochs:
+        request = f"ControlledShutdownRequest(brokerId={b}, brokerEpoch={epoch})"
+        who = f"Broker {b} (broker epoch {epoch})"
+    else:
+        request, who = f"ControlledShutdownRequest(brokerId={b})", f"Broker {b}"
+    v.message(_broker(b), CONTROLLER, request, "request", **_queued_event(v, EventKind.ControlledShutdown))
+    v.title = f"{who} asks the controller for a controlled shutdown"
 
 
 def _broker_shutdown_completes(v: _StepView) -> None:
@@ -394,13 +410,15 @@ def _admin_preferred_replica_election(v: _StepView) -> None:
 
 
 def _auto_rebalance_timer(v: _StepView) -> None:
-    v.message(CONTROLLER, CONTROLLER, "auto-leader-rebalance-task fires", "note")
+    v.message(CONTROLLER, CONTROLLER, "auto-leader-rebalance-task fires", "note",
+              **_queued_event(v, EventKind.AutoPreferredReplicaLeaderElection))
     v.title = "The auto leader rebalance timer fires: AutoPreferredReplicaLeaderElection is queued"
 
 
 def _admin_alter_unclean_leader_election(v: _StepView) -> None:
     value = str(v.s.zk.unclean_leader_election_enable).lower()
-    v.message(ADMIN, ZOOKEEPER, f"set unclean.leader.election.enable={value} (cluster default)", "write")
+    v.message(ADMIN, ZOOKEEPER, f"set unclean.leader.election.enable={value} (cluster default)", "write",
+              **_queued_event(v, EventKind.UncleanLeaderElectionEnable))
     v.title = f"Admin sets unclean.leader.election.enable={value} for the cluster (kafka-configs)"
 
 
@@ -451,11 +469,11 @@ def _broker_applies(v: _StepView) -> None:
     kafka_name = "LeaderAndIsr" if request.kind is RequestKind.LeaderAndIsr else "stop replica"
     reason = s.log.rejection
     described = describe_request(request, v.epochs)
-    item = {"dequeued": request_item(broker, request)}
+    item = {"dequeued": request_item(broker, request, v.epochs)}
     if reason:
         v.title = f"{who} rejects {described}: {reason}"
         v.message(_broker(broker), _broker(broker), f"rejects {described}: {reason}", "note", **item)
-        v.notes.append(_rejection_note(v, request, reason))
+        v.notes.append(_rejection_note(v.prev, v.s, broker, request, reason))
         if 0 <= request.broker_epoch < epoch:
             v.log.append({"logger": "server.log", "line": f"[Broker id={broker}] Received {kafka_name} request with "
                           f"broker epoch {request.broker_epoch} smaller than the current broker epoch {epoch}"})
@@ -516,7 +534,7 @@ def _controller_step(p: _Processing) -> None:
     who = f"The former controller (epoch {p.c0.epoch})" if p.former else "Controller"
     v.title = f"{who} processes {describe_event(event, v.epochs)}"
     v.message(p.lane, p.lane, f"processes {describe_event(event, v.epochs)}", "note",
-              dequeued=event_item(p.lane, event))
+              dequeued=event_item(p.lane, event, v.epochs))
     phase = _EVENT_PHASES.get(event.kind, _phase_is_the_event)(p)
     if s.log.zk_write_fenced:
         phase += "; ControllerMovedException: resigns"
@@ -686,12 +704,12 @@ def _new_events(s: ClusterState, prev: ClusterState, *, popped: bool, epochs: bo
             answered = _csv([partition_name(tp) for tp in e.partitions])
             messages.append(_msg(_broker(e.broker), CONTROLLER,
                                  f"StopReplica response {answered}: {error}{epoch}", "response",
-                                 queued=event_item(CONTROLLER, e)))
+                                 queued=event_item(CONTROLLER, e, epochs)))
         elif e.kind is EventKind.LeaderAndIsrResponseReceived:
             answered = _csv([partition_name(tp) for tp in e.partitions])
             messages.append(_msg(_broker(e.broker), CONTROLLER, f"LeaderAndIsr response {answered}: "
                                                                 "KAFKA_STORAGE_ERROR", "response",
-                                 queued=event_item(CONTROLLER, e)))
+                                 queued=event_item(CONTROLLER, e, epochs)))
         elif e.kind in (EventKind.ControlledShutdown, EventKind.Reelect, EventKind.AutoPreferredReplicaLeaderElection,
                         EventKind.UncleanLeaderElectionEnable):
             continue  # the step's own messages say where they come from
@@ -707,7 +725,7 @@ def _new_events(s: ClusterState, prev: ClusterState, *, popped: bool, epochs: bo
                 t, p = e.partitions[0]
                 watched = f"/brokers/topics/{t}/partitions/{p}/state"
             messages.append(_msg(ZOOKEEPER, CONTROLLER, f"watch on {watched} fires: {e.describe()}", "watch",
-                                 queued=event_item(CONTROLLER, e)))
+                                 queued=event_item(CONTROLLER, e, epochs)))
     return messages
 
 
@@ -755,7 +773,7 @@ def _requests_sent(s: ClusterState, prev: ClusterState, lane: str = CONTROLLER, 
             messages.append(_msg(_broker(b), _broker(b), f"controller drops {len(q0)} queued request(s) "
                                                          "(ControllerChannelManager.removeBroker)", "note"))
             sent = q1
-        messages += [_msg(lane, _broker(b), describe_request(r, epochs), "request", queued=request_item(b, r))
+        messages += [_msg(lane, _broker(b), describe_request(r, epochs), "request", queued=request_item(b, r, epochs))
                      for r in sent]
     return messages
 
@@ -847,19 +865,38 @@ _REQUEST_NAMES = {RequestKind.LeaderAndIsr: "LeaderAndIsr", RequestKind.UpdateMe
                   RequestKind.StopReplica: "StopReplica"}
 
 
-def _rejection_note(v: _StepView, request: Request, reason: str) -> str:
-    """Why the broker refused the whole request (StepLog.rejection), in one line."""
-    broker = v.prev.broker(v.broker)
+def _rejection_note(prev: ClusterState, s: ClusterState, broker_id: int, request: Request, reason: str) -> str:
+    """Why the broker refused the whole request (StepLog.rejection), in one line: the controller epoch
+    it had heard of before the step, the broker epoch it has after it (a restart in the same step)."""
+    broker = prev.broker(broker_id)
     kind = _REQUEST_NAMES.get(request.kind, request.kind.name)
     if reason.startswith("STALE_CONTROLLER_EPOCH"):
-        return (f"Broker {v.broker} did not accept this {kind}: it comes from controller epoch "
+        return (f"Broker {broker_id} did not accept this {kind}: it comes from controller epoch "
                 f"{request.controller_epoch}, and the broker has already heard from controller epoch "
                 f"{broker.controller_epoch}, a newer controller (STALE_CONTROLLER_EPOCH).")
     if reason.startswith("STALE_BROKER_EPOCH"):
-        return (f"Broker {v.broker} did not accept this {kind}: it was sent for broker epoch {request.broker_epoch}, "
-                f"an earlier incarnation of the broker, which has restarted since (broker epoch {broker.epoch}; "
+        return (f"Broker {broker_id} did not accept this {kind}: it was sent for broker epoch {request.broker_epoch}, "
+                f"an earlier incarnation of the broker, which has restarted since (broker epoch "
+                f"{s.broker(broker_id).epoch}; "
                 "STALE_BROKER_EPOCH, KIP-380).")
-    return f"Broker {v.broker} did not accept this {kind}: {reason}."
+    return f"Broker {broker_id} did not accept this {kind}: {reason}."
+
+
+def _update_metadata_rejections(s: ClusterState, prev: ClusterState) -> list[str]:
+    """A step that is no broker's own applies the UpdateMetadata requests at the heads of the channels
+    as well (the model's shortcut); when one of them was refused (StepLog.rejection), say which and why."""
+    taken: list[tuple[int, Request]] = []
+    for b, q0 in prev.channels:
+        q1 = s.channel(b)
+        k = 0
+        while k < len(q0) and tuple(q0[k:]) != tuple(q1[:len(q0) - k]):
+            k += 1
+        taken += [(b, r) for r in q0[:k] if r.kind is RequestKind.UpdateMetadata]
+    if len(taken) != 1:  # StepLog.rejection does not say which one (or it was sent and applied in this step)
+        return [f"A broker did not accept an UpdateMetadata applied in this step: {s.log.rejection}."]
+    broker, request = taken[0]
+    note = _rejection_note(prev, s, broker, request, s.log.rejection)
+    return [note.replace("this UpdateMetadata", "the UpdateMetadata at the head of its channel")]
 
 
 def _partitions_not_accepted(v: _StepView, request: Request) -> list[str]:
