@@ -132,9 +132,12 @@ def initial_state(scenario: Scenario) -> ClusterState:
     blank = ClusterState(
         zk=ZkState(brokers=registered, topics=(), partitions=(), delete_topics=(), controller_epoch=CONTROLLER_EPOCH,
                    unclean_leader_election_enable=scenario.unclean_leader_election_enable),
-        controller=ControllerState(CONTROLLER_EPOCH, registered, (), (), (), (), (), (), (), ()),
+        controller=ControllerState(epoch=CONTROLLER_EPOCH, live_brokers=registered, assignments=(), leadership=(),
+                                   partition_states=(), replica_states=(), topics_to_be_deleted=(),
+                                   topics_ineligible_for_deletion=(), topics_with_deletion_started=(), events=()),
         # The controller's first UpdateMetadata (onControllerFailover) has told every broker who is alive.
-        brokers=tuple(BrokerState(b, True, 1, CONTROLLER_EPOCH, (), (), tuple(i for i, _ in registered))
+        brokers=tuple(BrokerState(id=b, alive=True, epoch=1, controller_epoch=CONTROLLER_EPOCH, partitions=(), logs=(),
+                                  metadata_live_brokers=tuple(i for i, _ in registered))
                       for b, _ in registered),
         channels=(),
         budget=Budget(),

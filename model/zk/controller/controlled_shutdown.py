@@ -102,5 +102,5 @@ def broker_requests_controlled_shutdown(step: Step, broker: int) -> None:
     answer the incarnation that asked)."""
     b = step.brokers[broker]
     step.brokers[broker] = attrs.evolve(b, controlled_shutdown=SHUTDOWN_REQUESTED)
-    step.events.append(ControllerEvent(EventKind.ControlledShutdown, broker, request_epoch=b.epoch))
+    step.events.append(ControllerEvent(EventKind.ControlledShutdown, broker=broker, request_epoch=b.epoch))
     step.budget = attrs.evolve(step.budget, controlled_shutdowns=step.budget.controlled_shutdowns + 1)

@@ -32,7 +32,8 @@ def update_leader_and_isr(step: Step, tp: TopicPartition, read: LeaderAndIsr, le
         step.messages.append(f"BADVERSION writing the partition state of {tp[0]}-{tp[1]} (read zkVersion "
                              f"{read.zk_version}); retrying")
         return None
-    written = LeaderAndIsr(leader, read.leader_epoch + 1, isr, read.zk_version + 1, step.epoch)
+    written = LeaderAndIsr(leader=leader, leader_epoch=read.leader_epoch + 1, isr=isr, zk_version=read.zk_version + 1,
+                           controller_epoch=step.epoch)
     step.zk_partitions[tp] = written
     step.partition_state_written(tp)
     return written

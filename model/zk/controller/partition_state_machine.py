@@ -87,7 +87,7 @@ def _initialize_leader_and_isr(step: Step, partitions: list[TopicPartition]) -> 
         if tp in step.zk_partitions:
             step.messages.append(f"NodeExistsException: partition-state znode of {tp[0]}-{tp[1]} already exists")
             continue
-        lai = LeaderAndIsr(live[0], 0, live, 0, step.epoch)
+        lai = LeaderAndIsr(leader=live[0], leader_epoch=0, isr=live, zk_version=0, controller_epoch=step.epoch)
         step.controller_writes_zk(f"the creation of the partition state of {tp[0]}-{tp[1]}")
         step.zk_partitions[tp] = lai
         step.leadership[tp] = lai

@@ -124,8 +124,8 @@ def _leader_and_isr_response(step: Step, b: BrokerState, request: Request) -> No
             may_be_offline.update(event.partitions)
     online = [tp for tp in online if tp in may_be_offline]
     if offline or online:
-        step.events.append(ControllerEvent(EventKind.LeaderAndIsrResponseReceived, b.id, tuple(offline),
-                                           online_partitions=tuple(online)))
+        step.events.append(ControllerEvent(EventKind.LeaderAndIsrResponseReceived, broker=b.id,
+                                           partitions=tuple(offline), online_partitions=tuple(online)))
 
 
 def _deletion_callback(step: Step, broker: int, request: Request, storage_error: bool) -> None:
@@ -151,8 +151,9 @@ def _deletion_callback(step: Step, broker: int, request: Request, storage_error:
     elif not request.deletion_callback:
         return  # 2.0 – 2.2: a reassignment's StopReplica(delete=true) has a callback that does nothing
     if partitions:
-        step.events.append(ControllerEvent(EventKind.TopicDeletionStopReplicaResponseReceived,
-                                           broker, partitions, storage_error, step.brokers[broker].epoch))
+        step.events.append(ControllerEvent(EventKind.TopicDeletionStopReplicaResponseReceived, broker=broker,
+                                           partitions=partitions, error=storage_error,
+                                           broker_epoch=step.brokers[broker].epoch))
 
 
 def _stale(step: Step, b: BrokerState, request: Request) -> str:
@@ -206,13 +207,15 @@ def _become_leader_or_follower(b: BrokerState, request: Request, filter_isr: boo
         logs.add(s.partition)  # getOrCreateReplica: the log is created if missing
         if s.leader == b.id:  # Partition.makeLeader
             isr = tuple(r for r in s.isr if r in s.replicas) if filter_isr else s.isr
-            hosted[s.partition] = HostedPartition(s.partition, s.leader_epoch, s.leader, isr=isr,
+            hosted[s.partition] = HostedPartition(partition=s.partition, leader_epoch=s.leader_epoch,
+                                                  leader=s.leader, isr=isr,
                                                   zk_version=s.zk_version, replicas=s.replicas,
                                                   controller_epoch=s.controller_epoch)
         elif s.leader in b.metadata_live_brokers:  # Partition.makeFollower, then a fetcher to the leader
-            hosted[s.partition] = HostedPartition(s.partition, s.leader_epoch, s.leader, fetching=True)
+            hosted[s.partition] = HostedPartition(partition=s.partition, leader_epoch=s.leader_epoch, leader=s.leader,
+                                                  fetching=True)
         elif current is None:
-            hosted[s.partition] = HostedPartition(s.partition, -1, NO_LEADER)
+            hosted[s.partition] = HostedPartition(partition=s.partition, leader_epoch=-1, leader=NO_LEADER)
     return attrs.evolve(b, controller_epoch=max(b.controller_epoch, request.controller_epoch),
                         partitions=tuple(hosted[tp] for tp in sorted(hosted)), logs=tuple(sorted(logs)))
 

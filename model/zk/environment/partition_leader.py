@@ -90,7 +90,8 @@ def update_isr(step: Step, change: IsrChange) -> bool:
     # Scala's small immutable sets keep insertion order: a follower joins at the end.
     new_isr = (*h.isr, follower) if kind == EXPAND else tuple(r for r in h.isr if r != follower)
     znode = step.zk_partitions[tp]
-    written = LeaderAndIsr(leader_id, h.leader_epoch, new_isr, znode.zk_version + 1, h.controller_epoch)
+    written = LeaderAndIsr(leader=leader_id, leader_epoch=h.leader_epoch, isr=new_isr, zk_version=znode.zk_version + 1,
+                           controller_epoch=h.controller_epoch)
     step.zk_partitions[tp] = written
     hosted = attrs.evolve(h, isr=new_isr, zk_version=written.zk_version)
     step.brokers[leader_id] = attrs.evolve(b, partitions=tuple(hosted if x.partition == tp else x

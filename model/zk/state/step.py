@@ -328,8 +328,9 @@ class Step:
             previous = per_broker.get(tp)
             # addLeaderAndIsrRequestForBrokers: isNew sticks once set for a partition in a batch
             new = is_new or (previous is not None and previous.is_new)
-            per_broker[tp] = PartitionLeaderState(tp, lai.leader, lai.leader_epoch, lai.isr, replicas, new,
-                                                  lai.zk_version, lai.controller_epoch)
+            per_broker[tp] = PartitionLeaderState(partition=tp, leader=lai.leader, leader_epoch=lai.leader_epoch,
+                                                  isr=lai.isr, replicas=replicas, is_new=new,
+                                                  zk_version=lai.zk_version, controller_epoch=lai.controller_epoch)
         self.add_update_metadata_request(self.live_or_shutting_down(), [tp])
 
     def add_stop_replica_request(self, broker: int, tp: TopicPartition, delete: bool, callback: bool = False) -> None:
@@ -357,7 +358,8 @@ class Step:
             if lai is None:
                 continue
             leader = LEADER_DURING_DELETE if self.is_topic_queued_up_for_deletion(tp[0]) else lai.leader
-            self._update_metadata_states[tp] = MetadataPartitionState(tp, leader, lai.leader_epoch)
+            self._update_metadata_states[tp] = MetadataPartitionState(partition=tp, leader=leader,
+                                                                      leader_epoch=lai.leader_epoch)
 
     def send_update_metadata_request(self, brokers: Iterable[int], partitions: Iterable[TopicPartition] | None) -> None:
         """``KafkaController.sendUpdateMetadataRequest``: a batch of its own."""
@@ -393,28 +395,31 @@ class Step:
             queue = self.channels.setdefault(b, [])
             states = self._leader_and_isr.get(b)
             if states:
-                queue.append(Request(RequestKind.LeaderAndIsr, self.epoch, broker_epoch,
+                queue.append(Request(kind=RequestKind.LeaderAndIsr, controller_epoch=self.epoch,
+                                     broker_epoch=broker_epoch,
                                      leader_states=tuple(states[tp] for tp in sorted(states))))
             if b in self._update_metadata_brokers:
-                queue.append(Request(RequestKind.UpdateMetadata, self.epoch, broker_epoch,
-                                     live_brokers=live, metadata_states=metadata))
+                queue.append(Request(kind=RequestKind.UpdateMetadata, controller_epoch=self.epoch,
+                                     broker_epoch=broker_epoch, live_brokers=live, metadata_states=metadata))
             stops = self._stop_replica.get(b)
             deletes = self._stop_replica_delete.get(b, [])
             if batched_deletes:
                 if deletes:
-                    queue.append(Request(RequestKind.StopReplica, self.epoch, broker_epoch,
-                                         partitions=tuple(sorted(deletes)), delete_partitions=True,
-                                         deletion_callback=True))
+                    queue.append(Request(kind=RequestKind.StopReplica, controller_epoch=self.epoch,
+                                         broker_epoch=broker_epoch, partitions=tuple(sorted(deletes)),
+                                         delete_partitions=True, deletion_callback=True))
                 if stops:
-                    queue.append(Request(RequestKind.StopReplica, self.epoch, broker_epoch,
-                                         partitions=tuple(sorted(stops)), delete_partitions=False))
+                    queue.append(Request(kind=RequestKind.StopReplica, controller_epoch=self.epoch,
+                                         broker_epoch=broker_epoch, partitions=tuple(sorted(stops)),
+                                         delete_partitions=False))
             else:
                 if stops:
-                    queue.append(Request(RequestKind.StopReplica, self.epoch, broker_epoch,
-                                         partitions=tuple(sorted(stops)), delete_partitions=False))
+                    queue.append(Request(kind=RequestKind.StopReplica, controller_epoch=self.epoch,
+                                         broker_epoch=broker_epoch, partitions=tuple(sorted(stops)),
+                                         delete_partitions=False))
                 for tp in deletes:
-                    queue.append(Request(RequestKind.StopReplica, self.epoch, broker_epoch,
-                                         partitions=(tp,), delete_partitions=True,
+                    queue.append(Request(kind=RequestKind.StopReplica, controller_epoch=self.epoch,
+                                         broker_epoch=broker_epoch, partitions=(tp,), delete_partitions=True,
                                          deletion_callback=(b, tp) in self._stop_replica_callbacks))
         self._leader_and_isr.clear()
         self._stop_replica.clear()
