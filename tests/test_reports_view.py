@@ -156,3 +156,14 @@ def test_versions_before_2_2_show_no_broker_epochs() -> None:
     assert "registered in ZooKeeper (broker: epoch)" not in text and '"broker_epoch"' not in text
     cluster = {t["id"]: t for t in trace.initial_view["tables"]}["cluster"]
     assert cluster["rows"][0]["cells"]["registered"] == [0, 1]
+
+
+def test_changes_name_no_broker_epoch_before_kafka_2_2() -> None:
+    """A 2.1 trace (kafka-7235: a bounce the controller cannot notice) names no broker epoch in what each step
+    changed, as its views do not: broker epochs came with KIP-380 in 2.2."""
+    model = compose.model_for(compose.resolve_scenario("kafka-7235"))
+    assert model.scenario.version < (2, 2)
+    [violation] = run_bfs(model).violations
+    changes = [change for step in replay(model, violation).steps for change in step.changes]
+    assert any("registered" in change for change in changes)
+    assert not [change for change in changes if ("epoch" in change and "brokers/ids" in change) or "alive (" in change]

@@ -40,10 +40,13 @@ def _diff_set(label: str, old: Iterable[Any], new: Iterable[Any], fmt: Any = str
     return lines
 
 
-def describe_changes(prev: ClusterState, nxt: ClusterState) -> list[str]:
+def describe_changes(prev: ClusterState, nxt: ClusterState, *, broker_epochs: bool = True) -> list[str]:
+    """What a step changed, field by field; without ``broker_epochs`` (Kafka before 2.2, KIP-380) no broker
+    epoch is named."""
     out: list[str] = []
     z0, z1 = prev.zk, nxt.zk
-    out += _diff_map("zk /brokers/ids", z0.brokers, z1.brokers, str, lambda e: f"registered (epoch {e})")
+    out += _diff_map("zk /brokers/ids", z0.brokers, z1.brokers, str,
+                     lambda e: f"registered (epoch {e})" if broker_epochs else "registered")
     out += _diff_map("zk /brokers/topics", z0.topics, z1.topics, str, lambda r: str([list(x) for x in r]))
     out += _diff_map("zk partition state", z0.partitions, z1.partitions, _tp, _lai)
     out += _diff_set("zk /admin/delete_topics", z0.delete_topics, z1.delete_topics)
@@ -67,7 +70,8 @@ def describe_changes(prev: ClusterState, nxt: ClusterState) -> list[str]:
         out.append(f"controller event queue: [{', '.join(e.describe() for e in c1.events)}]")
     for b0, b1 in zip(prev.brokers, nxt.brokers, strict=True):
         if b0.alive != b1.alive:
-            out.append(f"broker {b1.id}: {f'alive (epoch {b1.epoch})' if b1.alive else 'dead'}")
+            alive = f"alive (epoch {b1.epoch})" if broker_epochs else "alive"
+            out.append(f"broker {b1.id}: {alive if b1.alive else 'dead'}")
         out += _diff_map(f"broker {b1.id} partition", ((h.partition, h) for h in b0.partitions),
                          ((h.partition, h) for h in b1.partitions), _tp, _hosted_describer(b1.id))
         out += _diff_set(f"broker {b1.id} logs", b0.logs, b1.logs, _tp)

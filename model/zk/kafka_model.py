@@ -112,8 +112,9 @@ class KafkaControllerModel:
 
     def describe_changes(self, prev: ClusterState, next_: ClusterState) -> Sequence[str]:
         from model.present.describe import describe_changes
+        from model.present.view import has_broker_epochs
 
-        return describe_changes(prev, next_)
+        return describe_changes(prev, next_, broker_epochs=has_broker_epochs(self.scenario))
 
     def describe_state(self, state: ClusterState) -> Sequence[str]:
         from model.present.describe import describe_state
