@@ -52,8 +52,8 @@ def candidates(s: ClusterState) -> list[partition_leader.IsrChange]:
 def test_leader_shrink_is_a_conditional_write_of_the_znode() -> None:
     """ISRExpirationTest.testIsrExpirationForStuckFollowers / Partition.updateIsr (2.3): the leader writes
     leader, leader epoch and controller epoch unchanged with the new ISR and zkVersion + 1 (ReplicationUtils
-    .updateLeaderAndIsr), keeps the new ISR and version, and records the change under /isr_change_notification;
-    the controller's cache is unchanged until it processes IsrChangeNotification."""
+    .updateLeaderAndIsr), keeps the new ISR and version, and records the change (ReplicaManager.recordIsrChange:
+    isrChangeSet) for a later /isr_change_notification; the controller's cache is unchanged meanwhile."""
     model = model_of(ONE)
     start = initial(model)
     assert [c for c in candidates(start) if c[3] == SHRINK] == [(0, ("t", 0), 1, SHRINK), (0, ("t", 0), 2, SHRINK)]
@@ -61,8 +61,8 @@ def test_leader_shrink_is_a_conditional_write_of_the_znode() -> None:
     assert zk_lai(s, "t", 0) == LeaderAndIsr(0, 0, (0, 2), 1, 1)
     assert s.broker(0).hosted(("t", 0)) == HostedPartition(("t", 0), 0, 0, isr=(0, 2), zk_version=1,
                                                            replicas=(0, 1, 2), controller_epoch=1)
-    assert s.zk.isr_change_notifications == (("t", 0),)
-    assert s.controller.events == (ControllerEvent(EventKind.IsrChangeNotification),)
+    assert s.zk.isr_change_notifications == () and s.broker(0).pending_isr_changes == (("t", 0),)
+    assert s.controller.events == ()
     assert dict(s.controller.leadership)[("t", 0)] == LeaderAndIsr(0, 0, (0, 1, 2), 0, 1)
     assert s.budget.isr_changes == 1
     assert s.log.isr_updates == ((("t", 0), 0, (0, 1, 2), (0, 2)),)
@@ -74,6 +74,9 @@ def test_isr_change_notification_refreshes_the_cache_and_sends_update_metadata()
     deletes the notifications."""
     model = model_of(ONE)
     s = isr_change(model, initial(model), SHRINK, 0, 1)
+    s = take(model, s, "BrokerPropagatesIsrChanges", 0)
+    assert s.zk.isr_change_notifications == (("t", 0),) and s.broker(0).pending_isr_changes == ()
+    assert s.controller.events == (ControllerEvent(EventKind.IsrChangeNotification),)
     s = process(model, s)
     assert dict(s.controller.leadership)[("t", 0)] == zk_lai(s, "t", 0)
     assert s.zk.isr_change_notifications == ()
@@ -133,17 +136,32 @@ def test_controller_write_meets_badversion_and_retries() -> None:
     assert s.log.isr_updates == ((("t", 0), 0, (0, 1, 2), (0, 2)),)
     assert zk_lai(s, "t", 0) == LeaderAndIsr(0, 1, (0,), 2, 1)
     assert dict(s.controller.leadership)[("t", 0)] == zk_lai(s, "t", 0)
-    assert s.controller.events == (ControllerEvent(EventKind.IsrChangeNotification),)
+    assert s.broker(0).pending_isr_changes == (("t", 0),)
 
 
 def test_raced_step_without_a_write_of_that_partition_has_no_successor() -> None:
     """A controller step offered with a leader's write inside it is no transition when the controller does not
     write that znode during the step (the plain step covers that interleaving)."""
     model = model_of(ONE)
-    s = isr_change(model, initial(model), SHRINK, 0, 1)  # queues IsrChangeNotification, which writes nothing
+    s = take(model, isr_change(model, initial(model), SHRINK, 0, 1), "BrokerPropagatesIsrChanges", 0)
+    # IsrChangeNotification, queued, writes no partition state
     raced = [a for a in model.actions(s) if a.isr_race]
     assert raced
     assert all(model.next_state(s, a) is None for a in raced)
+
+
+def test_leader_that_dies_before_propagating_leaves_the_cache_stale() -> None:
+    """ReplicaManager.isrChangeSet is in memory: a leader that dies between its ISR write and
+    maybePropagateIsrChanges never names the partition under /isr_change_notification; the controller's cached
+    ISR stays the older one until the election its death causes reads the znode."""
+    model = model_of(ONE)
+    s = isr_change(model, initial(model), SHRINK, 0, 1)
+    s = take(model, s, "BrokerFailure", 0)
+    assert s.broker(0).pending_isr_changes == () and s.zk.isr_change_notifications == ()
+    assert dict(s.controller.leadership)[("t", 0)].isr == (0, 1, 2)
+    s = process(model, s)  # BrokerChange: the OfflinePartition election reads ISR [0, 2] and elects 2
+    assert zk_lai(s, "t", 0) == LeaderAndIsr(2, 1, (2,), 2, 1)
+    assert dict(s.controller.leadership)[("t", 0)] == zk_lai(s, "t", 0)
 
 
 def test_election_retry_reelects_every_partition_of_the_call() -> None:

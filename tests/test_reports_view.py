@@ -26,7 +26,7 @@ def stale() -> Trace:
 
 
 def test_the_stale_response_is_visible_in_the_steps(stale: Trace) -> None:
-    """Broker 1 answers StopReplica as broker epoch 1 (step 7), restarts as epoch 2 (step 10), and the
+    """Broker 1 answers StopReplica as broker epoch 1 (step 8), restarts as epoch 2 (step 10), and the
     controller's handling of the old answer (step 13) is titled as stale, with the deletion it completes."""
     titles = [s.view["title"] for s in stale.steps]
     assert titles[9] == "Broker 1 restarts and registers /brokers/ids/1 with broker epoch 2"
@@ -37,7 +37,7 @@ def test_the_stale_response_is_visible_in_the_steps(stale: Trace) -> None:
                                             "completeDeleteTopic(t)")
     response = {"from": "broker 1", "to": "controller", "label": "StopReplica response t-0: NONE (sent by broker "
                 "epoch 1)", "kind": "response"}
-    assert response in [{k: m[k] for k in response} for m in stale.steps[6].view["messages"]]
+    assert response in [{k: m[k] for k in response} for m in stale.steps[7].view["messages"]]
 
 
 def test_broker_change_phase_and_log_follow_kafka(stale: Trace) -> None:

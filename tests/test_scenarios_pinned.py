@@ -49,7 +49,7 @@ NO_REASSIGNMENT = ("sometimes_partition_addition_reverted", "sometimes_partition
 NO_ISR_CHANGES = ("sometimes_isr_reexpanded", "sometimes_isr_write_conflict", *NO_REASSIGNMENT)
 
 PINNED: dict[str, Pinned] = {
-    "default": Pinned(Outcome.OK, distinct=169163, generated=461141, depth=28, queue=0, discoveries={
+    "default": Pinned(Outcome.OK, distinct=289213, generated=796212, depth=27, queue=0, discoveries={
         "sometimes_isr_write_conflict": 2, "sometimes_leader_reelected": 2, "sometimes_isr_reexpanded": 6,
         "sometimes_deletion_retried": 10, "sometimes_deletion_completes": 11}, never_found=NO_REASSIGNMENT),
     "delete-disabled": Pinned(Outcome.OK, distinct=144, generated=267, depth=10, queue=0,
@@ -59,7 +59,7 @@ PINNED: dict[str, Pinned] = {
     "deletion-3brokers": Pinned(Outcome.OK, distinct=6395, generated=14312, depth=23, queue=0, discoveries={
         "sometimes_leader_reelected": 2, "sometimes_deletion_retried": 10, "sometimes_deletion_completes": 11},
         never_found=NO_ISR_CHANGES),
-    "isr-changes": Pinned(Outcome.OK, distinct=1469, generated=3395, depth=13, queue=0, discoveries={
+    "isr-changes": Pinned(Outcome.OK, distinct=2776, generated=6925, depth=15, queue=0, discoveries={
         "sometimes_isr_reexpanded": 2, "sometimes_isr_write_conflict": 2, "sometimes_leader_reelected": 2}),
     "planted-complete-on-first-success": Pinned(
         Outcome.VIOLATION, distinct=144, generated=223, depth=5, queue=61,
@@ -73,9 +73,9 @@ PINNED: dict[str, Pinned] = {
     "topic-recreation": Pinned(Outcome.VIOLATION, distinct=2240, generated=4596, depth=19, queue=218, discoveries={
         "sometimes_deletion_completes": 8, "sometimes_topic_recreated": 10,
         "queued_deletion_finishes_when_brokers_alive": 18}),
-    "reassignment": Pinned(Outcome.OK, distinct=1227, generated=2917, depth=22, queue=0, discoveries={
+    "reassignment": Pinned(Outcome.OK, distinct=2540, generated=6645, depth=23, queue=0, discoveries={
         "sometimes_leader_reelected": 3, "sometimes_isr_reexpanded": 5, "sometimes_reassignment_completes": 7}),
-    "reassignment-isr-shrink-race": Pinned(Outcome.VIOLATION, distinct=16, generated=17, depth=3, queue=8,
+    "reassignment-isr-shrink-race": Pinned(Outcome.VIOLATION, distinct=18, generated=19, depth=3, queue=11,
                                            discoveries={"sometimes_reassignment_completes": 2,
                                                         "isr_subset_of_assignment": 2}),
     "reassignment-during-deletion": Pinned(Outcome.VIOLATION, distinct=3556, generated=8340, depth=18, queue=42,
@@ -97,7 +97,7 @@ PINNED: dict[str, Pinned] = {
             "sometimes_deletion_completes": 8}),
     "controlled-shutdown": Pinned(Outcome.OK, distinct=208, generated=496, depth=11, queue=0,
         discoveries={"sometimes_controlled_shutdown_succeeds": 2, "sometimes_leader_reelected": 2}),
-    "preferred-election": Pinned(Outcome.OK, distinct=1911, generated=4295, depth=16, queue=0,
+    "preferred-election": Pinned(Outcome.OK, distinct=2407, generated=5595, depth=17, queue=0,
         discoveries={"sometimes_leader_reelected": 2, "sometimes_isr_reexpanded": 6,
             "sometimes_preferred_leader_elected": 8}),
     "preferred-election-without-leader": Pinned(Outcome.VIOLATION, distinct=427, generated=596, depth=5, queue=231,
@@ -131,7 +131,7 @@ PINNED: dict[str, Pinned] = {
         discoveries={"metadata_caches_current_when_idle": 7}),
     "kafka-7482": Pinned(Outcome.VIOLATION, distinct=19, generated=22, depth=4, queue=9,
         discoveries={"sometimes_controlled_shutdown_succeeds": 2, "single_acting_leader_when_idle": 3}),
-    "election-retry": Pinned(Outcome.VIOLATION, distinct=51, generated=51, depth=2, queue=43,
+    "election-retry": Pinned(Outcome.VIOLATION, distinct=39, generated=51, depth=2, queue=31,
         discoveries={"election_bumps_epoch_once": 2, "sometimes_isr_write_conflict": 2,
             "sometimes_controlled_shutdown_succeeds": 2}),
     "kafka-4214": Pinned(Outcome.VIOLATION, distinct=660, generated=1060, depth=6, queue=297,

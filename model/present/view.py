@@ -458,6 +458,12 @@ def _leader_changes_isr(v: _StepView) -> None:
     v.title = f"Leader {v.broker} {verb} the ISR of {v.topic}-{partition}{detail}"
 
 
+def _broker_propagates_isr_changes(v: _StepView) -> None:
+    named = ", ".join(f"{t}-{p}" for t, p in v.prev.broker(v.broker).pending_isr_changes)
+    v.message(_broker(v.broker), ZOOKEEPER, f"create /isr_change_notification/isr_change_… [{named}]", "write")
+    v.title = f"Broker {v.broker} propagates its ISR changes: /isr_change_notification names {named}"
+
+
 # ---- a broker handles a request --------------------------------------------------------------
 
 
@@ -669,6 +675,7 @@ _STEP_VIEWS: dict[ActionKind, Callable[[_StepView], None]] = {
     K.BrokerFailsStopReplica: _broker_applies,
     K.LeaderShrinksIsr: _leader_changes_isr,
     K.LeaderExpandsIsr: _leader_changes_isr,
+    K.BrokerPropagatesIsrChanges: _broker_propagates_isr_changes,
     K.BrokerFailure: _broker_failure,
     K.BrokerStartup: _broker_startup,
     K.AdminCreateTopic: _admin_create_topic,

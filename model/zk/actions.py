@@ -50,6 +50,7 @@ class ActionKind(enum.StrEnum):
     BrokerFailsStopReplica = "BrokerFailsStopReplica"
     LeaderShrinksIsr = partition_leader.SHRINK
     LeaderExpandsIsr = partition_leader.EXPAND
+    BrokerPropagatesIsrChanges = "BrokerPropagatesIsrChanges"
     BrokerFailure = "BrokerFailure"
     BrokerStartup = "BrokerStartup"
     AdminCreateTopic = "AdminCreateTopic"
@@ -194,6 +195,8 @@ ACTIONS: Mapping[ActionKind, ActionSpec] = {
         _by_broker),
     K.LeaderShrinksIsr: ActionSpec(Actor.BROKER, _update_isr, _by_isr_change),
     K.LeaderExpandsIsr: ActionSpec(Actor.BROKER, _update_isr, _by_isr_change),
+    K.BrokerPropagatesIsrChanges: ActionSpec(
+        Actor.BROKER, _handler_of_broker(partition_leader.maybe_propagate_isr_changes), _by_broker),
     K.BrokerFailure: ActionSpec(Actor.FAILURE, _handler_of_broker(environment.broker_failure), _by_broker),
     K.BrokerStartup: ActionSpec(Actor.BROKER, _handler_of_broker(environment.broker_startup), _by_broker),
     K.AdminCreateTopic: ActionSpec(Actor.ADMIN, _handler_of_topic(environment.admin_create_topic), _by_topic),
@@ -269,8 +272,12 @@ def _broker_request_steps(e: Enabling) -> Enabled:
 
 
 def _isr_changes(e: Enabling) -> Enabled:
+    """The ISR changes leaders may write, then per live broker (by id) the propagation of those it recorded."""
     for leader, (topic, p), follower, kind in e.isr_changes:
         yield Action(K(kind), leader, topic, p, follower)
+    for b in e.state.brokers:
+        if b.alive and b.pending_isr_changes:
+            yield Action(K.BrokerPropagatesIsrChanges, b.id)
 
 
 def _broker_failures_and_restarts(e: Enabling) -> Enabled:
@@ -416,7 +423,7 @@ class Family:
 FAMILIES: tuple[Family, ...] = (
     Family((K.ControllerProcessEvent,), _controller_steps),
     Family((K.BrokerApplyRequest, K.BrokerFailsStopReplica), _broker_request_steps),
-    Family((K.LeaderShrinksIsr, K.LeaderExpandsIsr), _isr_changes),
+    Family((K.LeaderShrinksIsr, K.LeaderExpandsIsr, K.BrokerPropagatesIsrChanges), _isr_changes),
     Family((K.BrokerFailure, K.BrokerStartup), _broker_failures_and_restarts),
     Family((K.AdminCreateTopic,), _topic_creations),
     Family((K.AdminAddPartitions,), _partition_additions),

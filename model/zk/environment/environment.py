@@ -48,7 +48,7 @@ def broker_failure(step: Step, broker: int, *, controlled: bool = False) -> None
     b = step.brokers[broker]
     step.brokers[broker] = attrs.evolve(b, alive=False, partitions=(), controller_epoch=0,
                                         metadata_live_brokers=(), metadata_partitions=(),
-                                        controlled_shutdown=SHUTDOWN_NONE)
+                                        controlled_shutdown=SHUTDOWN_NONE, pending_isr_changes=())
     step.zk_brokers.pop(broker, None)
     step.enqueue_once(EventKind.BrokerChange)
     if not controlled:

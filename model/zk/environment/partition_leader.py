@@ -7,7 +7,9 @@ partition-state znode itself, ``ReplicationUtils.updateLeaderAndIsr``: leader, l
 controller epoch unchanged, the new ISR, conditional on the znode version the leader cached from
 its last LeaderAndIsr. On success the leader keeps the new ISR and version and records the change
 (``ReplicaManager.recordIsrChange``); ``maybePropagateIsrChanges`` later writes the
-``/isr_change_notification`` sequence node that fires the controller's IsrChangeNotification. A
+``/isr_change_notification`` sequence node that fires the controller's IsrChangeNotification
+(:func:`maybe_propagate_isr_changes`, an environment step of its own per broker, batching every change the
+broker recorded since its last propagation; a broker that dies first loses them). A
 stale version fails the write ("Cached zkVersion … not equal to that in zookeeper, skip updating
 ISR") and changes nothing: the leader keeps failing until a LeaderAndIsr gives it the current
 version.
@@ -19,12 +21,8 @@ leader at this leader epoch with its fetcher running (its log end offset reachin
 watermark is assumed, as it eventually does). Only writes that would succeed are offered: a failing
 write is a no-op.
 
-Deviations: Kafka may drop several lagging followers in one write and batches notifications (up to
-seconds); the model drops one per step and writes the notification with the ISR, so a leader that
-dies between its ISR write and the propagation (whose change the controller then learns only from
-a later read) is not modelled. The partition's data watch of a reassignment
-(``PartitionReassignmentIsrChange``) fires in the same step, before the notification, as it does
-in Kafka where the notification comes seconds later.
+Deviations: Kafka may drop several lagging followers in one write; the model drops one per step. The
+partition's data watch of a reassignment (``PartitionReassignmentIsrChange``) fires with the ISR write.
 """
 
 from __future__ import annotations
@@ -98,10 +96,23 @@ def update_isr(step: Step, change: IsrChange) -> bool:
                                                                 for x in b.partitions))
     step.isr_updates.append((tp, leader_id, h.isr, new_isr))
     step.partition_state_written(tp)
-    step.zk_isr_change_notifications.add(tp)
-    step.enqueue_once(EventKind.IsrChangeNotification)
+    leader = step.brokers[leader_id]  # ReplicaManager.recordIsrChange
+    step.brokers[leader_id] = attrs.evolve(leader, pending_isr_changes=tuple(sorted({*leader.pending_isr_changes,
+                                                                                      tp})))
     step.budget = attrs.evolve(step.budget, isr_changes=step.budget.isr_changes + 1)
     return True
+
+
+def maybe_propagate_isr_changes(step: Step, broker: int) -> None:
+    """``ReplicaManager.maybePropagateIsrChanges`` (the ``isr-change-propagation`` task, every 2.5 s): once no
+    ISR change was recorded for 5 s, or 60 s after the last propagation, the broker writes one
+    ``/isr_change_notification/isr_change_<seq>`` naming every partition in its ``isrChangeSet`` and clears the
+    set; the sequence node fires the controller's IsrChangeNotification. The step is enabled while the set is
+    not empty: at most one per recorded ISR change, so ``[bounds] isr_changes`` bounds it too."""
+    b = step.brokers[broker]
+    step.zk_isr_change_notifications.update(b.pending_isr_changes)
+    step.brokers[broker] = attrs.evolve(b, pending_isr_changes=())
+    step.enqueue_once(EventKind.IsrChangeNotification)
 
 
 def maybe_race(step: Step, tp: TopicPartition) -> None:

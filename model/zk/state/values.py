@@ -221,6 +221,9 @@ class BrokerState:
     metadata_partitions: tuple[MetadataPartitionState, ...] = ()  # MetadataCache: by partition (in memory)
     offline_logs: tuple[TopicPartition, ...] = ()  # logs on a failed log directory (until the broker restarts)
     controlled_shutdown: int = 0  # KafkaServer.controlledShutdown: one of the SHUTDOWN_* values
+    # ReplicaManager.isrChangeSet (in memory): partitions whose ISR this broker changed as leader and has not yet
+    # named under /isr_change_notification (maybePropagateIsrChanges)
+    pending_isr_changes: tuple[TopicPartition, ...] = ()
 
     def hosted(self, tp: TopicPartition) -> HostedPartition | None:
         for h in self.partitions:
