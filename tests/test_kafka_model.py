@@ -429,6 +429,22 @@ def test_deletion_waits_for_a_dead_broker_and_completes_after_its_restart(versio
     assert [b.logs for b in s.brokers] == [(), ()]
 
 
+def test_storage_error_fails_one_partition_of_a_batched_stop_replica() -> None:
+    """ReplicaManager.stopReplicas (2.3) answers per partition: of broker 0's one StopReplica(delete=true) for
+    t-0 and t-1 (KAFKA-8294's batch), the deletion of t-1 fails with KAFKA_STORAGE_ERROR and t-0's succeeds;
+    the response is a failure event for t-1, then a success event for t-0."""
+    model = deletion(replicas="[[0, 1], [1, 0]]")
+    s = process(model, take(model, initial(model), "AdminDeleteTopic", topic="t"))
+    s = take(model, s, "BrokerApplyRequest", 0)  # StopReplica(delete=false) for t-0 and t-1
+    failing = [a for a in model.actions(s) if a.kind == "BrokerFailsStopReplica" and a.broker == 0]
+    assert [(a.topic, a.partition) for a in failing] == [("t", 0), ("t", 1)]
+    s = take(model, s, "BrokerFailsStopReplica", 0, "t", partition=1)
+    assert s.broker(0).logs == (("t", 1),)
+    assert s.controller.events[-2:] == (
+        ControllerEvent(EventKind.TopicDeletionStopReplicaResponseReceived, 0, (("t", 1),), True),
+        ControllerEvent(EventKind.TopicDeletionStopReplicaResponseReceived, 0, (("t", 0),), False))
+
+
 def test_storage_error_makes_the_topic_wait_for_the_brokers_restart() -> None:
     """A StopReplica(delete) failing with KAFKA_STORAGE_ERROR makes the replica ReplicaDeletionIneligible; the
     retry moves it back to OfflineReplica but the topic stays ineligible (Kafka waits on purpose) until the
@@ -436,7 +452,7 @@ def test_storage_error_makes_the_topic_wait_for_the_brokers_restart() -> None:
     model = deletion()
     s = process(model, take(model, initial(model), "AdminDeleteTopic", topic="t"))
     s = take(model, s, "BrokerApplyRequest", 0)  # StopReplica(delete=false)
-    s = take(model, s, "BrokerFailsStopReplica", 0)
+    s = take(model, s, "BrokerFailsStopReplica", 0, "t", partition=0)
     assert s.controller.events == (
         ControllerEvent(EventKind.TopicDeletionStopReplicaResponseReceived, 0, (("t", 0),), True),)
     assert s.broker(0).logs == (("t", 0),)

@@ -484,8 +484,10 @@ def _broker_applies(v: _StepView) -> None:
             v.log.append({"logger": "server.log", "line": f"[Broker id={broker}] Received {kafka_name} request with "
                           f"broker epoch {request.broker_epoch} smaller than the current broker epoch {epoch}"})
     elif v.action.kind is ActionKind.BrokerFailsStopReplica:
-        v.title = f"{who} fails {described} with KAFKA_STORAGE_ERROR"
-        v.message(_broker(broker), _broker(broker), f"fails {described}", "note", **item)
+        failed = f"{v.action.topic}-{v.action.partition}"
+        v.title = f"{who} applies {described}: {failed} fails with KAFKA_STORAGE_ERROR"
+        v.message(_broker(broker), _broker(broker), f"applies {described}; {failed}: KAFKA_STORAGE_ERROR", "note",
+                  **item)
     else:
         v.title = f"{who} applies {described}"
         v.message(_broker(broker), _broker(broker), f"applies {described}", "note", **item)

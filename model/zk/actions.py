@@ -191,8 +191,9 @@ ACTIONS: Mapping[ActionKind, ActionSpec] = {
     K.ControllerProcessEvent: ActionSpec(Actor.CONTROLLER, _process_event, _controller_step),
     K.BrokerApplyRequest: ActionSpec(Actor.BROKER, _handler_of_broker(environment.broker_apply_request), _by_broker),
     K.BrokerFailsStopReplica: ActionSpec(
-        Actor.FAILURE, lambda step, a: environment.broker_apply_request(step, a.broker, storage_error=True),
-        _by_broker),
+        Actor.FAILURE,
+        lambda step, a: environment.broker_apply_request(step, a.broker, storage_error=(a.topic, a.partition)),
+        _by_broker_and_partition),
     K.LeaderShrinksIsr: ActionSpec(Actor.BROKER, _update_isr, _by_isr_change),
     K.LeaderExpandsIsr: ActionSpec(Actor.BROKER, _update_isr, _by_isr_change),
     K.BrokerPropagatesIsrChanges: ActionSpec(
@@ -268,7 +269,8 @@ def _broker_request_steps(e: Enabling) -> Enabled:
         head = queue[0]
         if (head.kind is RequestKind.StopReplica and head.delete_partitions
                 and budget.stop_replica_errors < e.scenario.bounds.stop_replica_errors):
-            yield Action(K.BrokerFailsStopReplica, broker_id)
+            for topic, p in head.partitions:  # ReplicaManager.stopReplicas: an error per partition
+                yield Action(K.BrokerFailsStopReplica, broker_id, topic, p)
 
 
 def _isr_changes(e: Enabling) -> Enabled:

@@ -11,8 +11,10 @@ leader rebalance timer fires. Controller failover and controlled shutdown live i
 
 Deviations: a broker applies a request and its response reaches the controller's queue in one
 step (Kafka's RequestSendThread would re-send a request whose response was lost, and deleting a
-log twice changes nothing); a StopReplica(delete=true) fails as a whole with KAFKA_STORAGE_ERROR
-when the explorer injects an error. A broker applies an UpdateMetadata as soon as it reaches the
+log twice changes nothing); an injected error fails the deletion of one partition of a
+StopReplica(delete=true) with KAFKA_STORAGE_ERROR (``ReplicaManager.stopReplicas`` answers per
+partition), one per error of ``[bounds] stop_replica_errors``: two partitions of one request failing
+together are not modelled. A broker applies an UpdateMetadata as soon as it reaches the
 head of its channel (:func:`apply_update_metadata_at_heads`, run after every step): the request only
 changes that broker's metadata cache, which nothing reads before the broker's next request, so
 giving it a step of its own would add interleavings and no behaviour.
@@ -64,14 +66,17 @@ def broker_startup(step: Step, broker: int) -> None:
     step.enqueue_once(EventKind.BrokerChange)
 
 
-def broker_apply_request(step: Step, broker: int, *, storage_error: bool = False) -> Request:
-    """The broker handles the request at the head of its channel."""
+def broker_apply_request(step: Step, broker: int, *, storage_error: TopicPartition | None = None) -> Request:
+    """The broker handles the request at the head of its channel; ``storage_error``: the partition of a
+    StopReplica(delete=true) whose deletion the explorer makes fail with a ``KafkaStorageException``
+    (``ReplicaManager.stopReplicas`` 2.3 answers it KAFKA_STORAGE_ERROR and the others of the request
+    NONE)."""
     queue = step.channels[broker]
     request = queue.pop(0)
     if not queue:
         del step.channels[broker]
     b = step.brokers[broker]
-    if storage_error:
+    if storage_error is not None:
         step.budget = attrs.evolve(step.budget, stop_replica_errors=step.budget.stop_replica_errors + 1)
     stale = _stale(step, b, request)
     if stale:
@@ -85,10 +90,11 @@ def broker_apply_request(step: Step, broker: int, *, storage_error: bool = False
         step.brokers[broker] = _update_metadata(b, request)
     else:
         step.brokers[broker] = _stop_replicas(b, request, storage_error)
-        if request.delete_partitions and not storage_error:
-            step.stray_logs -= {(broker, tp) for tp in request.partitions if tp not in b.offline_logs}
+        if request.delete_partitions:
+            step.stray_logs -= {(broker, tp) for tp in request.partitions
+                                if tp not in b.offline_logs and tp != storage_error}
     if request.kind is RequestKind.StopReplica and request.delete_partitions and not stale:
-        failed = request.partitions if storage_error else tuple(tp for tp in request.partitions if tp in b.offline_logs)
+        failed = tuple(tp for tp in request.partitions if tp in b.offline_logs or tp == storage_error)
         if failed:
             _deletion_callback(step, broker, attrs.evolve(request, partitions=failed), True)
         succeeded = tuple(tp for tp in request.partitions if tp not in failed)
@@ -245,14 +251,16 @@ def apply_update_metadata_at_heads(step: Step) -> None:
             broker_apply_request(step, broker)
 
 
-def _stop_replicas(b: BrokerState, request: Request, storage_error: bool) -> BrokerState:
+def _stop_replicas(b: BrokerState, request: Request, storage_error: TopicPartition | None) -> BrokerState:
     """``ReplicaManager.stopReplicas`` / ``stopReplica`` (2.3). The fetchers of every partition named
     stop; only with ``deletePartitions`` does the broker drop the partition (``allPartitions.remove``)
     and delete its log. Without it the partition stays hosted, with the leader epoch it had, and its
-    log stays: a later LeaderAndIsr must still carry a newer leader epoch to be applied."""
-    if storage_error:
-        return attrs.evolve(b, controller_epoch=max(b.controller_epoch, request.controller_epoch))
-    stopped = set(request.partitions) - set(b.offline_logs)  # a failed directory: KAFKA_STORAGE_ERROR
+    log stays: a later LeaderAndIsr must still carry a newer leader epoch to be applied.
+
+    Deviation: the partition whose deletion fails (``storage_error``) is left as it was, its fetcher
+    included (Kafka removes every named partition's fetcher first; the failure leaves the partition in
+    an in-between state the model does not represent)."""
+    stopped = set(request.partitions) - set(b.offline_logs) - {storage_error}  # KAFKA_STORAGE_ERROR
     if not request.delete_partitions:
         return attrs.evolve(b, controller_epoch=max(b.controller_epoch, request.controller_epoch),
                             partitions=tuple(attrs.evolve(h, fetching=False) if h.partition in stopped else h
