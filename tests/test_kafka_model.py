@@ -445,6 +445,23 @@ def test_storage_error_fails_one_partition_of_a_batched_stop_replica() -> None:
         ControllerEvent(EventKind.TopicDeletionStopReplicaResponseReceived, 0, (("t", 0),), False))
 
 
+def test_broker_that_dies_before_answering_stop_replica_is_retried_after_its_restart() -> None:
+    """A broker that deletes its log for StopReplica(delete=true) and dies before the response leaves sends the
+    controller nothing: onBrokerFailure makes its replica ReplicaDeletionIneligible, and the deletion completes
+    after its restart, which the retried StopReplica answers (deleting a deleted log changes nothing)."""
+    model = deletion()
+    s = process(model, take(model, initial(model), "AdminDeleteTopic", topic="t"))
+    s = take(model, s, "BrokerApplyRequest", 0)  # StopReplica(delete=false)
+    s = take(model, s, "BrokerAppliesRequestAndDies", 0)
+    assert s.broker(0).logs == () and not s.broker(0).alive
+    assert s.controller.events == (ControllerEvent(EventKind.BrokerChange),)
+    s = process(model, s)
+    assert replica_state(s, "t", 0, 0) is R.ReplicaDeletionIneligible
+    s = settle(model, process(model, take(model, settle(model, s), "BrokerStartup", 0)))
+    assert s.zk.topic_assignment("t") is None
+    assert [b.logs for b in s.brokers] == [(), ()]
+
+
 def test_storage_error_makes_the_topic_wait_for_the_brokers_restart() -> None:
     """A StopReplica(delete) failing with KAFKA_STORAGE_ERROR makes the replica ReplicaDeletionIneligible; the
     retry moves it back to OfflineReplica but the topic stays ineligible (Kafka waits on purpose) until the

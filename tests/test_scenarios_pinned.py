@@ -49,48 +49,48 @@ NO_REASSIGNMENT = ("sometimes_partition_addition_reverted", "sometimes_partition
 NO_ISR_CHANGES = ("sometimes_isr_reexpanded", "sometimes_isr_write_conflict", *NO_REASSIGNMENT)
 
 PINNED: dict[str, Pinned] = {
-    "default": Pinned(Outcome.OK, distinct=289213, generated=796212, depth=27, queue=0, discoveries={
+    "default": Pinned(Outcome.OK, distinct=326744, generated=898708, depth=27, queue=0, discoveries={
         "sometimes_isr_write_conflict": 2, "sometimes_leader_reelected": 2, "sometimes_isr_reexpanded": 6,
         "sometimes_deletion_retried": 10, "sometimes_deletion_completes": 11}, never_found=NO_REASSIGNMENT),
     "delete-disabled": Pinned(Outcome.OK, distinct=144, generated=267, depth=10, queue=0,
                               discoveries={"sometimes_leader_reelected": 2},
                               never_found=("sometimes_deletion_completes", "sometimes_deletion_retried",
                                            *NO_ISR_CHANGES)),
-    "deletion-3brokers": Pinned(Outcome.OK, distinct=6395, generated=14312, depth=23, queue=0, discoveries={
+    "deletion-3brokers": Pinned(Outcome.OK, distinct=7259, generated=16250, depth=23, queue=0, discoveries={
         "sometimes_leader_reelected": 2, "sometimes_deletion_retried": 10, "sometimes_deletion_completes": 11},
         never_found=NO_ISR_CHANGES),
     "isr-changes": Pinned(Outcome.OK, distinct=2776, generated=6925, depth=15, queue=0, discoveries={
         "sometimes_isr_reexpanded": 2, "sometimes_isr_write_conflict": 2, "sometimes_leader_reelected": 2}),
     "planted-complete-on-first-success": Pinned(
-        Outcome.VIOLATION, distinct=144, generated=223, depth=5, queue=61,
+        Outcome.VIOLATION, distinct=152, generated=233, depth=5, queue=67,
         discoveries={"deletion_completes_only_when_all_replicas_succeeded": 5}),
-    "add-partitions": Pinned(Outcome.OK, distinct=8687, generated=20372, depth=22, queue=0, discoveries={
+    "add-partitions": Pinned(Outcome.OK, distinct=9327, generated=21864, depth=22, queue=0, discoveries={
         "sometimes_partitions_added": 2, "sometimes_partition_addition_reverted": 4,
         "sometimes_deletion_completes": 8}),
-    "stray-log-adopted-on-recreation": Pinned(Outcome.VIOLATION, distinct=6584, generated=14562, depth=22, queue=194,
+    "stray-log-adopted-on-recreation": Pinned(Outcome.VIOLATION, distinct=6696, generated=14818, depth=22, queue=195,
                                               discoveries={"sometimes_topic_recreated": 7,
                                                            "recreated_topic_never_adopts_stray_log": 22}),
-    "topic-recreation": Pinned(Outcome.VIOLATION, distinct=2240, generated=4596, depth=19, queue=218, discoveries={
+    "topic-recreation": Pinned(Outcome.VIOLATION, distinct=2303, generated=4725, depth=19, queue=222, discoveries={
         "sometimes_deletion_completes": 8, "sometimes_topic_recreated": 10,
         "queued_deletion_finishes_when_brokers_alive": 18}),
-    "reassignment": Pinned(Outcome.OK, distinct=2540, generated=6645, depth=23, queue=0, discoveries={
+    "reassignment": Pinned(Outcome.OK, distinct=2588, generated=6832, depth=23, queue=0, discoveries={
         "sometimes_leader_reelected": 3, "sometimes_isr_reexpanded": 5, "sometimes_reassignment_completes": 7}),
     "reassignment-isr-shrink-race": Pinned(Outcome.VIOLATION, distinct=18, generated=19, depth=3, queue=11,
                                            discoveries={"sometimes_reassignment_completes": 2,
                                                         "isr_subset_of_assignment": 2}),
-    "reassignment-during-deletion": Pinned(Outcome.VIOLATION, distinct=3556, generated=8340, depth=18, queue=42,
+    "reassignment-during-deletion": Pinned(Outcome.VIOLATION, distinct=3661, generated=8578, depth=18, queue=42,
                                            discoveries={"sometimes_deletion_completes": 5,
                                                         "reassignment_finishes_when_targets_alive": 17}),
-    "racks": Pinned(Outcome.OK, distinct=8650, generated=22540, depth=23, queue=0, discoveries={
+    "racks": Pinned(Outcome.OK, distinct=8764, generated=22954, depth=23, queue=0, discoveries={
         "sometimes_leader_reelected": 4, "sometimes_deletion_retried": 14, "sometimes_deletion_completes": 16},
         never_found=NO_ISR_CHANGES),
-    "stale-deletion-response": Pinned(Outcome.VIOLATION, distinct=8465, generated=19065, depth=13, queue=743,
+    "stale-deletion-response": Pinned(Outcome.VIOLATION, distinct=9472, generated=21534, depth=13, queue=742,
                                       discoveries={"deletion_completes_only_when_all_replicas_succeeded": 13}),
-    "stray-log-after-deletion": Pinned(Outcome.VIOLATION, distinct=23089, generated=55493, depth=20, queue=154,
+    "stray-log-after-deletion": Pinned(Outcome.VIOLATION, distinct=27088, generated=65724, depth=20, queue=140,
                                        discoveries={"no_stray_logs_when_idle": 19}),
     # controller failover and moves, controlled shutdown, elections, log directories: the events' scenarios,
     # then one per bug switch (its switch on, see BUG_SWITCH_SCENARIOS)
-    "controller-failover": Pinned(Outcome.OK, distinct=5018, generated=11650, depth=19, queue=0,
+    "controller-failover": Pinned(Outcome.OK, distinct=5228, generated=12231, depth=19, queue=0,
         discoveries={"sometimes_controller_failover_completes": 2, "sometimes_deletion_completes": 8}),
     "controller-move": Pinned(Outcome.OK, distinct=674, generated=1697, depth=21, queue=0,
         discoveries={"sometimes_controller_failover_completes": 2, "sometimes_zombie_write_fenced": 3,
@@ -102,7 +102,7 @@ PINNED: dict[str, Pinned] = {
             "sometimes_preferred_leader_elected": 8}),
     "preferred-election-without-leader": Pinned(Outcome.VIOLATION, distinct=427, generated=596, depth=5, queue=231,
         discoveries={"sometimes_controller_failover_completes": 2, "elected_controller_completes_failover": 5}),
-    "log-dir-failure": Pinned(Outcome.OK, distinct=2674, generated=5976, depth=16, queue=0,
+    "log-dir-failure": Pinned(Outcome.OK, distinct=2682, generated=6000, depth=16, queue=0,
         discoveries={"sometimes_leader_reelected": 2, "sometimes_log_dir_replica_offline": 4}),
     "kafka-3083": Pinned(Outcome.VIOLATION, distinct=50, generated=53, depth=3, queue=32,
         discoveries={"sometimes_controller_failover_completes": 2, "zk_written_only_by_active_controller": 3}),
@@ -120,7 +120,7 @@ PINNED: dict[str, Pinned] = {
         discoveries={"queued_deletion_finishes_when_brokers_alive": 17}),
     "kafka-3175": Pinned(Outcome.VIOLATION, distinct=904, generated=1662, depth=7, queue=281,
         discoveries={"sometimes_controller_failover_completes": 2, "leader_elected_when_isr_member_alive": 6}),
-    "kafka-6612": Pinned(Outcome.VIOLATION, distinct=480, generated=805, depth=7, queue=134,
+    "kafka-6612": Pinned(Outcome.VIOLATION, distinct=501, generated=835, depth=7, queue=143,
         discoveries={"sometimes_deletion_completes": 5, "controller_knows_every_partition_when_idle": 6}),
     "kafka-6193": Pinned(Outcome.VIOLATION, distinct=82, generated=154, depth=7, queue=15,
         discoveries={"sometimes_controller_failover_completes": 2, "reassignment_intent_survives": 6}),

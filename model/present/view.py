@@ -488,6 +488,12 @@ def _broker_applies(v: _StepView) -> None:
         v.title = f"{who} applies {described}: {failed} fails with KAFKA_STORAGE_ERROR"
         v.message(_broker(broker), _broker(broker), f"applies {described}; {failed}: KAFKA_STORAGE_ERROR", "note",
                   **item)
+    elif v.action.kind is ActionKind.BrokerAppliesRequestAndDies:
+        v.title = (f"{who} applies {described} and dies before answering: its ZooKeeper session expires and "
+                   f"/brokers/ids/{broker} goes away")
+        v.message(_broker(broker), _broker(broker), f"applies {described}", "note", **item)
+        v.message(_broker(broker), ZOOKEEPER, f"session expires: /brokers/ids/{broker} deleted", "write")
+        v.log += _requests_state_change_log(broker, request)
     else:
         v.title = f"{who} applies {described}"
         v.message(_broker(broker), _broker(broker), f"applies {described}", "note", **item)
@@ -675,6 +681,7 @@ _STEP_VIEWS: dict[ActionKind, Callable[[_StepView], None]] = {
     K.ControllerProcessEvent: _controller_processes_event,
     K.BrokerApplyRequest: _broker_applies,
     K.BrokerFailsStopReplica: _broker_applies,
+    K.BrokerAppliesRequestAndDies: _broker_applies,
     K.LeaderShrinksIsr: _leader_changes_isr,
     K.LeaderExpandsIsr: _leader_changes_isr,
     K.BrokerPropagatesIsrChanges: _broker_propagates_isr_changes,

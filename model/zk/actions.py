@@ -48,6 +48,7 @@ class ActionKind(enum.StrEnum):
     ControllerProcessEvent = "ControllerProcessEvent"
     BrokerApplyRequest = "BrokerApplyRequest"
     BrokerFailsStopReplica = "BrokerFailsStopReplica"
+    BrokerAppliesRequestAndDies = "BrokerAppliesRequestAndDies"
     LeaderShrinksIsr = partition_leader.SHRINK
     LeaderExpandsIsr = partition_leader.EXPAND
     BrokerPropagatesIsrChanges = "BrokerPropagatesIsrChanges"
@@ -194,6 +195,8 @@ ACTIONS: Mapping[ActionKind, ActionSpec] = {
         Actor.FAILURE,
         lambda step, a: environment.broker_apply_request(step, a.broker, storage_error=(a.topic, a.partition)),
         _by_broker_and_partition),
+    K.BrokerAppliesRequestAndDies: ActionSpec(
+        Actor.FAILURE, _handler_of_broker(environment.broker_applies_and_dies), _by_broker),
     K.LeaderShrinksIsr: ActionSpec(Actor.BROKER, _update_isr, _by_isr_change),
     K.LeaderExpandsIsr: ActionSpec(Actor.BROKER, _update_isr, _by_isr_change),
     K.BrokerPropagatesIsrChanges: ActionSpec(
@@ -260,8 +263,11 @@ def _controller_steps(e: Enabling) -> Enabled:
 
 
 def _broker_request_steps(e: Enabling) -> Enabled:
-    """Per broker (by id): it applies its next request; a StopReplica that deletes may fail instead."""
+    """Per broker (by id): it applies its next request; a StopReplica that deletes may fail instead; or it
+    applies the request and dies before answering, where the controller would act on the answer."""
     state, budget = e.state, e.state.budget
+    failures_left = budget.broker_failures < e.scenario.bounds.broker_failures
+    offline_dirs = {b for b, _ in state.controller.replicas_on_offline_dirs}
     for broker_id, queue in state.channels:
         if not state.broker(broker_id).alive:
             continue
@@ -271,6 +277,9 @@ def _broker_request_steps(e: Enabling) -> Enabled:
                 and budget.stop_replica_errors < e.scenario.bounds.stop_replica_errors):
             for topic, p in head.partitions:  # ReplicaManager.stopReplicas: an error per partition
                 yield Action(K.BrokerFailsStopReplica, broker_id, topic, p)
+        if failures_left and environment.response_observable(state.broker(broker_id), head,
+                                                             broker_id in offline_dirs):
+            yield Action(K.BrokerAppliesRequestAndDies, broker_id)
 
 
 def _isr_changes(e: Enabling) -> Enabled:
@@ -424,7 +433,7 @@ class Family:
 #: cancellations.
 FAMILIES: tuple[Family, ...] = (
     Family((K.ControllerProcessEvent,), _controller_steps),
-    Family((K.BrokerApplyRequest, K.BrokerFailsStopReplica), _broker_request_steps),
+    Family((K.BrokerApplyRequest, K.BrokerFailsStopReplica, K.BrokerAppliesRequestAndDies), _broker_request_steps),
     Family((K.LeaderShrinksIsr, K.LeaderExpandsIsr, K.BrokerPropagatesIsrChanges), _isr_changes),
     Family((K.BrokerFailure, K.BrokerStartup), _broker_failures_and_restarts),
     Family((K.AdminCreateTopic,), _topic_creations),

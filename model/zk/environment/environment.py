@@ -10,8 +10,10 @@ leader rebalance timer fires. Controller failover and controlled shutdown live i
 :mod:`model.zk.controller.controller_failover` and :mod:`model.zk.controller.controlled_shutdown`.
 
 Deviations: a broker applies a request and its response reaches the controller's queue in one
-step (Kafka's RequestSendThread would re-send a request whose response was lost, and deleting a
-log twice changes nothing); an injected error fails the deletion of one partition of a
+step, or applies it and dies before answering (:func:`broker_applies_and_dies`, offered where the
+controller would act on the response); a response lost while both stay alive is not modelled (Kafka's
+RequestSendThread re-sends the request, and applying a StopReplica or LeaderAndIsr twice changes
+nothing); an injected error fails the deletion of one partition of a
 StopReplica(delete=true) with KAFKA_STORAGE_ERROR (``ReplicaManager.stopReplicas`` answers per
 partition), one per error of ``[bounds] stop_replica_errors``: two partitions of one request failing
 together are not modelled. A broker applies an UpdateMetadata as soon as it reaches the
@@ -66,11 +68,12 @@ def broker_startup(step: Step, broker: int) -> None:
     step.enqueue_once(EventKind.BrokerChange)
 
 
-def broker_apply_request(step: Step, broker: int, *, storage_error: TopicPartition | None = None) -> Request:
+def broker_apply_request(step: Step, broker: int, *, storage_error: TopicPartition | None = None,
+                         respond: bool = True) -> Request:
     """The broker handles the request at the head of its channel; ``storage_error``: the partition of a
     StopReplica(delete=true) whose deletion the explorer makes fail with a ``KafkaStorageException``
     (``ReplicaManager.stopReplicas`` 2.3 answers it KAFKA_STORAGE_ERROR and the others of the request
-    NONE)."""
+    NONE); ``respond`` False: the broker dies before its response leaves (:func:`broker_applies_and_dies`)."""
     queue = step.channels[broker]
     request = queue.pop(0)
     if not queue:
@@ -84,7 +87,7 @@ def broker_apply_request(step: Step, broker: int, *, storage_error: TopicPartiti
         step.rejection = stale
     elif request.kind is RequestKind.LeaderAndIsr:
         step.brokers[broker] = _become_leader_or_follower(b, request, filter_isr=not step.scenario.bug("KAFKA_9672"))
-        if request.controller_epoch == step.epoch:
+        if request.controller_epoch == step.epoch and respond:
             _leader_and_isr_response(step, b, request)
     elif request.kind is RequestKind.UpdateMetadata:
         step.brokers[broker] = _update_metadata(b, request)
@@ -93,7 +96,7 @@ def broker_apply_request(step: Step, broker: int, *, storage_error: TopicPartiti
         if request.delete_partitions:
             step.stray_logs -= {(broker, tp) for tp in request.partitions
                                 if tp not in b.offline_logs and tp != storage_error}
-    if request.kind is RequestKind.StopReplica and request.delete_partitions and not stale:
+    if request.kind is RequestKind.StopReplica and request.delete_partitions and not stale and respond:
         failed = tuple(tp for tp in request.partitions if tp in b.offline_logs or tp == storage_error)
         if failed:
             _deletion_callback(step, broker, attrs.evolve(request, partitions=failed), True)
@@ -101,6 +104,24 @@ def broker_apply_request(step: Step, broker: int, *, storage_error: TopicPartiti
         if succeeded:
             _deletion_callback(step, broker, attrs.evolve(request, partitions=succeeded), False)
     return request
+
+
+def response_observable(state_broker: BrokerState, request: Request, offline_dirs_named: bool) -> bool:
+    """Whether the controller would act on the broker's response to ``request``: a StopReplica(delete=true)
+    (its deletion callback), or a LeaderAndIsr from a broker with a failed log directory or one the
+    controller holds in ``replicasOnOfflineDirs`` (``LeaderAndIsrResponseReceived``)."""
+    if request.kind is RequestKind.StopReplica:
+        return request.delete_partitions
+    return request.kind is RequestKind.LeaderAndIsr and (bool(state_broker.offline_logs) or offline_dirs_named)
+
+
+def broker_applies_and_dies(step: Step, broker: int) -> None:
+    """The broker applies the request at the head of its channel and its process dies before the response is
+    sent (``KafkaApis`` has done the work; the socket closes first). The controller gets no response: its
+    ``RequestSendThread`` for the broker is stopped by ``onBrokerFailure`` (``removeBroker``), which learns of
+    the death from the BrokerChange this step fires. A broker failure of ``[bounds] broker_failures``."""
+    broker_apply_request(step, broker, respond=False)
+    broker_failure(step, broker)
 
 
 def _leader_and_isr_response(step: Step, b: BrokerState, request: Request) -> None:
