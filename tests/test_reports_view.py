@@ -78,22 +78,22 @@ def test_the_former_controllers_state_changes_carry_its_own_epoch() -> None:
 
 
 def test_each_queued_response_is_joined_to_the_step_that_processes_it(stale: Trace) -> None:
-    """Broker 1's StopReplica response of step 7 is the item the controller takes off its queue in
+    """Broker 1's StopReplica response of step 8 is the item the controller takes off its queue in
     step 13: the view names the item on both messages, the reports join them, and the sequence
     diagram draws an arrow from the response to step 13; each request is joined to the step its broker
     handles it in."""
-    queued = next(m for m in stale.steps[6].view["messages"] if m["kind"] == "response")
+    queued = next(m for m in stale.steps[7].view["messages"] if m["kind"] == "response")
     processing = stale.steps[12].view["messages"][0]
     assert queued["queued"] == processing["dequeued"] == (
         "controller event queue: TopicDeletionStopReplicaResponseReceived(broker 1, t-0, NONE, answered by broker "
         "epoch 1)")
     joined = deliveries(sequence(stale)[1])
-    assert joined[(7, stale.steps[6].view["messages"].index(queued))] == (13, 0)
+    assert joined[(8, stale.steps[7].view["messages"].index(queued))] == (13, 0)
     for (sent, _), (handled, index) in joined.items():
         assert sent < handled and "dequeued" in stale.steps[handled - 1].view["messages"][index]
     diagram = sequence_diagram(stale)
     assert diagram is not None
-    assert any(d.full.startswith("queued in step 7, processed in step 13: ") for d in diagram.deliveries)
+    assert any(d.full.startswith("queued in step 8, processed in step 13: ") for d in diagram.deliveries)
     assert 'class="delivery"' in sequence_svg(stale)
 
 
