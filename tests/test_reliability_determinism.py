@@ -38,6 +38,9 @@ def measured_removed(value: Any) -> Any:
 
 
 def report_without_timings(text: str) -> str:
+    # report.txt wraps long lines at 100 columns: join them first, so that what is removed below (the local
+    # engine's max_memory bound) does not move the wrapping of the rest
+    text = re.sub(r"\n  (?=\S)", " ", text)
     text = re.sub(r"^Outcome: (.*), engine \w+\.$", r"Outcome: \1.", text, flags=re.MULTILINE)
     text = re.sub(r"^Finished in .*$", "Finished in -", text, flags=re.MULTILINE)
     text = re.sub(r"max_memory=\d+, ", "", text)
