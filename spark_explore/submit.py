@@ -86,7 +86,7 @@ def master_options(master: str) -> list[str]:
         return [
             "--master", master,
             "--deploy-mode", "cluster",
-            "--conf", "spark.kubernetes.container.image=<image with Python 3.11, pyspark, attrs>",
+            "--conf", "spark.kubernetes.container.image=<image with Python 3.11-3.13, pyspark, attrs>",
             "--conf", "spark.kubernetes.driver.volumes.persistentVolumeClaim.kmc-runs.options.claimName=kmc-runs",
             "--conf", f"spark.kubernetes.driver.volumes.persistentVolumeClaim.kmc-runs.mount.path={DEFAULT_RUN_ROOT}",
             "--conf", "spark.kubernetes.executor.volumes.persistentVolumeClaim.kmc-runs.options.claimName=kmc-runs",
@@ -148,7 +148,7 @@ def spark_submit_command(
     return "\n".join(
         [
             f"# Wrote {submit_dir}/{PACKAGE_ZIP} ({', '.join(packages)}), {submit_dir}/{ENTRY_POINT} and the scenario.",
-            "# Driver and executors need Python 3.11 with pyspark, pyarrow, pandas and attrs (the driver",
+            "# Driver and executors need one Python, 3.11 to 3.13, with pyspark, pyarrow, pandas and attrs (the driver",
             f"# also click, rich and jinja2); {run_root} must be mounted on the driver and every executor.",
             f"# Each run writes {run_root}/<run-id>/summary.json, report.txt and its level Parquet.",
             " \\\n  ".join([*_option_lines(options), *_option_lines(application)]),

@@ -5,6 +5,7 @@ exactly the pinned versions, so that a verdict of the suite is a verdict on the 
 from __future__ import annotations
 
 import re
+import sys
 import tomllib
 from importlib import metadata
 from pathlib import Path
@@ -51,6 +52,22 @@ def test_the_tests_run_with_the_pinned_versions() -> None:
     wrong = {name: (metadata.version(name), pinned[name]) for name in declared()
              if name in pinned and metadata.version(name) != pinned[name]}
     assert not wrong, f"installed vs pinned: {wrong}; reinstall with -c constraints.txt"
+
+
+def test_requires_python_admits_the_classified_pythons_the_readme_says_were_tested() -> None:
+    """pyproject.toml's requires-python admits exactly the Python versions of its classifiers, the README names
+    each of them as tested, and the Python running the tests is one of them."""
+    from packaging.specifiers import SpecifierSet
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    admitted = {f"3.{minor}" for minor in range(6, 20) if f"3.{minor}.0" in SpecifierSet(project["requires-python"])}
+    classified = {c.rsplit(" ", 1)[1] for c in project["classifiers"]
+                  if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c)}
+    assert admitted == classified
+    tested = re.search(r"Tested on Python ([^(]+)\(", (ROOT / "README.md").read_text())
+    assert tested is not None, "the README's Quickstart says which Pythons were tested"
+    assert set(re.findall(r"3\.\d+", tested[1])) == classified
+    assert f"{sys.version_info.major}.{sys.version_info.minor}" in classified
 
 
 def quickstart() -> str:
