@@ -14,7 +14,7 @@ object identity, and writes an unchanged part by copying them; decode() remember
 part's bytes -> its object, and reads a part it has met before by looking its bytes up instead of
 rebuilding it (the states decoded share their equal parts). Only the parts decode() met are remembered:
 the parts a step made new are written once and dropped with the successor. Both memos are per process
-and bounded (emptied when full): they change the speed, never the bytes.
+and bounded (when full, the kind of part holding most of it is emptied): they change the speed, never the bytes.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from model.zk.state.values import (
 )
 
 #: Parts each memo of a :class:`Codec` keeps before it is emptied (a bound on its memory).
-MEMO_PARTS = 1 << 12
+MEMO_PARTS = 1 << 14
 class _PartMemo:
     """decode()'s memo for one kind of part: the bytes of the parts read so far -> the part, and an index to
     find them without knowing where a part ends: the lengths of the parts known, by their first ``head``
@@ -53,6 +53,7 @@ class _PartMemo:
 
     def __init__(self) -> None:
         self.parts: dict[bytes, Any] = {}
+        self.ids: list[int] = []  # of the parts, as :attr:`Codec._written` keys them
         self.head = 0
         self.lengths: dict[bytes, list[int]] = {}  # first ``head`` bytes -> lengths of the known parts
 
@@ -71,6 +72,7 @@ class _PartMemo:
 
     def add(self, key: bytes, part: Any) -> None:
         self.parts[key] = part
+        self.ids.append(id(part))
         n = len(key)
         if not self.head or n < self.head:
             self.head = n
@@ -87,6 +89,7 @@ class _PartMemo:
 
     def clear(self) -> None:
         self.parts.clear()
+        self.ids.clear()
         self.lengths.clear()
 
 
@@ -110,12 +113,23 @@ class Codec:
         """How many parts the memos hold now (at most ``memo_parts``)."""
         return len(self._written)
 
-    def _remember(self, part: Any, data: bytes) -> None:
-        if len(self._written) >= self.memo_parts:
-            self._written.clear()
-            for memo in self._read.values():
-                memo.clear()
-        self._written[id(part)] = (part, data)
+    def _remember(self, memo: _PartMemo, part: Any, data: bytes, bound: int) -> None:
+        """Remember the part's bytes, in ``memo`` of at most ``bound`` parts. A full codec empties the kind of part
+        that holds most of it, so that the parts of the other kinds keep their identity: the transition memos
+        (:mod:`model.zk.transition_memo`) key on it."""
+        written = self._written
+        if len(memo.ids) >= bound:
+            self._empty(memo)
+        if len(written) >= self.memo_parts:
+            self._empty(max(self._read.values(), key=lambda known: len(known.ids)))
+        written[id(part)] = (part, data)
+        memo.add(data, part)
+
+    def _empty(self, memo: _PartMemo) -> None:
+        written = self._written
+        for known in memo.ids:
+            written.pop(known, None)
+        memo.clear()
 
     # ---- encoding ----
     def encode(self, s: ClusterState) -> bytes:
@@ -161,9 +175,7 @@ class Codec:
             rd.seek((start + found[1]) // 4)
             return found[0]
         value = read(rd)
-        key = rd.data[start:4 * rd.position()]
-        self._remember(value, key)
-        memo.add(key, value)
+        self._remember(memo, value, rd.data[start:4 * rd.position()], self.memo_parts)
         return value
 
     def read_parts(self, rd: _Reader, read: Any) -> Any:
@@ -181,8 +193,8 @@ class Codec:
         known = memo.parts.get(key)
         if known is not None:
             return known
-        self._remember(value, key)
-        memo.add(key, value)
+        # Only the states being expanded need theirs: their successors share it when a step leaves it be.
+        self._remember(memo, value, key, max(1, self.memo_parts >> 4))
         return value
 
 
