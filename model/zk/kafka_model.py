@@ -33,6 +33,7 @@ from model.zk.state.values import (
     ZkState,
 )
 from model.zk.symmetry import BrokerSymmetry
+from model.zk.transition_memo import MEMO_ENTRIES, BrokerStepMemo, ControllerStepMemo
 
 CONTROLLER_EPOCH = 1
 
@@ -48,11 +49,16 @@ def resignations(state: ClusterState, initial: ClusterState) -> int:
 class KafkaControllerModel:
     """Implements :class:`explorer.contract.Model` for one scenario and a list of properties."""
 
-    def __init__(self, scenario: Scenario, properties: Sequence[Property] = ()):
+    def __init__(self, scenario: Scenario, properties: Sequence[Property] = (), *,
+                 memo_entries: int = MEMO_ENTRIES):
+        """``memo_entries``: the bound of each transition memo (:mod:`model.zk.transition_memo`); 0 takes every
+        step in full."""
         self.scenario = scenario
         self._properties = tuple(properties)
         self.codec = Codec(tuple(sorted(t.name for t in scenario.topics)))
         self._initial = initial_state(scenario)
+        self._broker_steps = BrokerStepMemo(scenario, self._take, entries=memo_entries)
+        self._controller_steps = ControllerStepMemo(scenario, self._take, entries=memo_entries)
 
     # ---- the contract ----
     def init_states(self) -> Sequence[ClusterState]:
@@ -62,13 +68,22 @@ class KafkaControllerModel:
         return enabled_actions(self.scenario, state)
 
     def next_state(self, state: ClusterState, action: Action) -> ClusterState | None:
-        spec = ACTIONS[action.kind]
-        step = Step(self.scenario, state, acting_zombie=spec.actor is Actor.FORMER_CONTROLLER)
-        spec.handler(step, action)
+        if action.kind in BrokerStepMemo.kinds:
+            return self._broker_steps.successor(state, action)
+        if action.kind in ControllerStepMemo.kinds:
+            return self._controller_steps.successor(state, action)
+        step = Step(self.scenario, state, acting_zombie=ACTIONS[action.kind].actor is Actor.FORMER_CONTROLLER)
+        return step.freeze() if self._take(step, action) else None
+
+    def _take(self, step: Step, action: Action, *, settle: bool = True) -> bool:
+        """The action on ``step``, then (``settle``) the UpdateMetadata requests at the channels' heads; False when
+        the action has no successor."""
+        ACTIONS[action.kind].handler(step, action)
         if action.isr_race and not step.isr_race_fired:
-            return None  # the leader's write did not land inside this step: the plain step covers it
-        environment.apply_update_metadata_at_heads(step)
-        return step.freeze()
+            return False  # the leader's write did not land inside this step: the plain step covers it
+        if settle:
+            environment.apply_update_metadata_at_heads(step)
+        return True
 
     def properties(self) -> Sequence[Property]:
         return self._properties

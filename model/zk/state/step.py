@@ -518,6 +518,14 @@ _THAW: dict[str, Callable[[Step], Any]] = {
 }
 
 
+def copied_scalars(state: ClusterState) -> tuple[Any, ...]:
+    """The scalars of ZooKeeper and of the active controller, which a step copies when it starts: no thaw records
+    that a step read them, so a memo keyed on what a step read keys on these too (:mod:`model.zk.transition_memo`)."""
+    zk, controller = state.zk, state.controller
+    return (*(getattr(zk, name) for name, _ in _ZK.scalars),
+            *(getattr(controller, name) for name, _ in _CONTROLLER.scalars))
+
+
 def _check_annotations() -> None:
     """Every attribute a step derives from a state class is declared (typed) on :class:`Step`."""
     declared = Step.__annotations__
