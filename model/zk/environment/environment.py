@@ -265,6 +265,13 @@ def _update_metadata(b: BrokerState, request: Request) -> BrokerState:
 def apply_update_metadata_at_heads(step: Step) -> None:
     """Every live broker applies the UpdateMetadata requests at the head of its channel (see the module
     docstring for why this is not a step of its own)."""
+    if not step.is_thawed("channels"):
+        # The step sent and took nothing: the heads are as the previous step left them, settled unless a former
+        # controller's resignation exposed an UpdateMetadata or this step restarted a broker with one at its head.
+        alive = ({b: broker.alive for b, broker in step.brokers.items()} if step.is_thawed("brokers")
+                 else {broker.id: broker.alive for broker in step.source.brokers})
+        if not any(queue[0].kind is RequestKind.UpdateMetadata and alive[b] for b, queue in step.source.channels):
+            return
     for broker in sorted(step.channels):
         if not step.brokers[broker].alive:
             continue

@@ -431,6 +431,10 @@ class Step:
     def with_budget(self, budget: Budget) -> None:
         self.budget = budget
 
+    def is_thawed(self, name: str) -> bool:
+        """Whether the step has read (thawed) the lazily thawed field ``name``: one it has not is as in the state."""
+        return name in self.__dict__
+
 
 def _items(d: dict[Any, Any] | None, before: tuple[tuple[Any, Any], ...]) -> tuple[tuple[Any, Any], ...]:
     """``sorted_items(d)``; ``before`` itself when the step never thawed the table (``d`` None) or left it
