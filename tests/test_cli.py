@@ -28,7 +28,7 @@ def test_explore_planted_bug_as_json(tmp_path: Path) -> None:
     assert document["engine"] == "local"
     assert document["outcome"] == "violation"
     assert document["exit_code"] == 1
-    assert document["statistics"]["distinct"] == 144
+    assert document["statistics"]["distinct"] == 152
     discovery = document["discoveries"][0]
     assert discovery["property"] == "deletion_completes_only_when_all_replicas_succeeded"
     assert discovery["trace_length"] == 5
@@ -48,7 +48,7 @@ def test_explore_without_violation_exits_0(tmp_path: Path) -> None:
     [run_dir] = tmp_path.iterdir()
     summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
     assert summary["outcome"] == "ok"
-    assert summary["statistics"]["distinct"] == 6395
+    assert summary["statistics"]["distinct"] == 7259
 
 
 def test_explore_with_a_state_bound_is_inconclusive(tmp_path: Path) -> None:

@@ -657,7 +657,7 @@ def test_held_out_bad_files_for_plan_and_validate(bad: str, workdir: Path) -> No
 
 # -- tampered run directories: the uninterrupted verdict or exit 2 ---------------------------------
 
-TAMPERED = "planted-complete-on-first-success"  # 144 states; its violation is found at depth 5
+TAMPERED = "planted-complete-on-first-success"  # 152 states; its violation is found at depth 5
 
 
 def _verdict(result: Result) -> tuple[int, int, list[list[int]]]:

@@ -24,7 +24,7 @@ from test_reliability_signals import environment
 from kmc.cli import main
 
 SCENARIO = "stale-deletion-response"  # a violation at depth 13, 6,117 states
-SPARK_SCENARIO = "planted-complete-on-first-success"  # a violation at depth 5, 144 states
+SPARK_SCENARIO = "planted-complete-on-first-success"  # a violation at depth 5, 152 states
 _TIMED = {"seconds", "states_per_second", "run_dir", "resume_command", "master", "engine", "max_memory"}
 
 
@@ -64,7 +64,7 @@ def test_two_local_runs_write_the_same_reports(tmp_path: Path) -> None:
     first = explore(tmp_path / "a", SCENARIO, "--engine", "local")
     second = explore(tmp_path / "b", SCENARIO, "--engine", "local")
     assert first == second
-    assert first[0]["statistics"]["distinct"] == 8465
+    assert first[0]["statistics"]["distinct"] == 9472
     assert first[0]["discoveries"][0]["trace_length"] == 13
 
 

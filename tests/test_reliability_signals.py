@@ -25,8 +25,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 #: racks: 14,054 distinct states over 29 levels (tests/test_scenarios_pinned.py).
-LOCAL_SCENARIO, LOCAL_DISTINCT, LOCAL_GENERATED = "racks", 8650, 22540
-#: planted-complete-on-first-success: 144 states, a violation found at depth 5 (six Spark levels).
+LOCAL_SCENARIO, LOCAL_DISTINCT, LOCAL_GENERATED = "racks", 8764, 22954
+#: planted-complete-on-first-success: 152 states, a violation found at depth 5 (six Spark levels).
 SPARK_SCENARIO = "planted-complete-on-first-success"
 
 
