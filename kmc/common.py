@@ -20,6 +20,7 @@ import datetime
 import errno
 import fcntl
 import io
+import json
 import os
 import re
 import secrets
@@ -32,7 +33,7 @@ import traceback
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
-from typing import IO, NoReturn
+from typing import IO, Any, NoReturn
 
 import click
 
@@ -360,3 +361,22 @@ class Interrupts:
         except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
             stream.write(f"{line}\n")
             stream.flush()
+
+
+def read_summary(run_dir: Path, what_else: str = "") -> dict[str, Any]:
+    """The ``summary.json`` of a run directory as a JSON object, or exit 2 with one sentence naming the file:
+    missing (``what_else`` names what else the command accepts), unreadable, nested too deeply, or not an
+    object. ``kmc report`` and ``kmc ui`` read run directories through it."""
+    summary = run_dir / "summary.json"
+    if not summary.is_file():
+        fail(f"{str(run_dir)!r} has no summary.json; give a run directory that kmc explore wrote "
+             f"(reports/runs/<run-id>){what_else}.")
+    try:
+        document = json.loads(summary.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        fail(f"{str(summary)!r} cannot be read as JSON ({e}); re-run the exploration to write it again.")
+    except RecursionError:
+        fail(f"{str(summary)!r} nests arrays or objects too deeply to be a kmc summary; re-run the exploration.")
+    if not isinstance(document, dict):
+        fail(f"{str(summary)!r} is not a kmc summary (not a JSON object); re-run the exploration.")
+    return document

@@ -283,6 +283,20 @@ def test_a_directory_without_summary_exits_2(tmp_path: Path) -> None:
     assert "has no summary.json" in result.stderr
 
 
+@pytest.mark.parametrize(("text", "words"), [
+    ("[" * 100_000 + "]" * 100_000, "nests arrays or objects too deeply"),
+    ("[1, 2]", "not a JSON object"),
+    ("{", "cannot be read as JSON"),
+])
+def test_a_damaged_summary_exits_2(tmp_path: Path, text: str, words: str) -> None:
+    """A summary.json that is not JSON, not an object, or nested deeper than Python's parser goes is refused in
+    one sentence (exit 2), as kmc report refuses it, not an internal error."""
+    (tmp_path / "summary.json").write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(main, ["ui", str(tmp_path)])
+    assert result.exit_code == 2, result.output
+    assert words in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
 def test_the_server_prints_its_address_and_stops_cleanly_on_ctrl_c() -> None:
     """kmc ui prints the loopback address it serves, answers there, and exits 0 on SIGINT with one line."""
     from urllib.request import urlopen

@@ -8,12 +8,11 @@ picks one kind of file (``text``, ``md``, ``html``, ``itf``, ``replay``; all by 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
-from kmc.common import SafePath, fail
+from kmc.common import SafePath, fail, read_summary
 from kmc.outputs import write_bundle
 
 FORMATS = ("text", "md", "html", "itf", "replay")
@@ -28,18 +27,7 @@ FORMATS = ("text", "md", "html", "itf", "replay")
 def report(run_dir: Path, formats: tuple[str, ...], open_: bool) -> None:
     from reports.bundle import BundleError
 
-    summary = run_dir / "summary.json"
-    if not summary.is_file():
-        fail(f"{str(run_dir)!r} has no summary.json; give a run directory that kmc explore wrote "
-             "(reports/runs/<run-id>).")
-    try:
-        document = json.loads(summary.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        fail(f"{str(summary)!r} cannot be read as JSON ({e}); re-run the exploration to write it again.")
-    except RecursionError:
-        fail(f"{str(summary)!r} nests arrays or objects too deeply to be a kmc summary; re-run the exploration.")
-    if not isinstance(document, dict):
-        fail(f"{str(summary)!r} is not a kmc summary (not a JSON object); re-run the exploration.")
+    document = read_summary(run_dir)
     wanted = formats or (() if open_ else FORMATS)
     if open_ and not (run_dir / "report.html").is_file():
         wanted = (*wanted, "html")

@@ -9,14 +9,13 @@ unless ``--allow-remote`` says so: the page can take any action and run searches
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from kmc.common import Interrupted, SafePath, fail
+from kmc.common import Interrupted, SafePath, fail, read_summary
 
 DEFAULT_PORT = 8765
 
@@ -64,7 +63,7 @@ def _session(target: str | None) -> Any:
     directory = Path(target) if target is not None else None
     try:
         if directory is not None and directory.is_dir():
-            document = _summary(directory)
+            document = read_summary(directory, " or a scenario")
             model = compose.build_kafka_model(_scenario_text(document, directory))
             bits = int((document.get("statistics") or {}).get("fingerprint_bits", 64))
             paths = []
@@ -86,20 +85,6 @@ def _session(target: str | None) -> Any:
         fail(f"the run directory's counterexample does not replay on this kmc: {e}")
     except (KeyError, TypeError, ValueError, IndexError) as e:
         fail(f"{str(target)!r}: summary.json lacks or garbles a field ({e!r}); re-run the exploration.")
-
-
-def _summary(directory: Path) -> dict[str, Any]:
-    summary = directory / "summary.json"
-    if not summary.is_file():
-        fail(f"{str(directory)!r} has no summary.json; give a run directory that kmc explore wrote "
-             "(reports/runs/<run-id>) or a scenario.")
-    try:
-        document = json.loads(summary.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        fail(f"{str(summary)!r} cannot be read as JSON ({e}); re-run the exploration to write it again.")
-    if not isinstance(document, dict):
-        fail(f"{str(summary)!r} is not a kmc summary (not a JSON object); re-run the exploration.")
-    return document
 
 
 def _scenario_text(document: dict[str, Any], directory: Path) -> str:
