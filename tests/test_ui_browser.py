@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -17,20 +16,12 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page
+from test_reports_browser import _chromium
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
 PROPERTY = "deletion_completes_only_when_all_replicas_succeeded"
-
-
-def _chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed; .ci/run installs it with apt-get install -y chromium")
-        pytest.skip("chromium is not installed (apt-get install -y chromium)")
-    return found
 
 
 def _kmc(*args: str, **kwargs: object) -> subprocess.Popen[str]:
