@@ -54,7 +54,17 @@ BAD_SCENARIOS = [
      ["'t'", "InvalidReplicaAssignmentException", "same number of replicas"]),
     ("replicas-and-partitions", BROKERS + '[[topics]]\nname = "t"\nreplicas = [[0, 1]]\npartitions = 1\n',
      ["'t'", "both replicas and partitions"]),
-    ("version-2.4", GOOD + '[kafka]\nversion = "2.4"\n', ["version", "'2.4'", "1.1, 2.0, 2.1, 2.2, 2.3"]),
+    ("version-4.0", GOOD + '[kafka]\nversion = "4.0"\n', ["version", "'4.0'", "1.1, 2.0, 2.1", "3.8, 3.9"]),
+    ("version-2.9", GOOD + '[kafka]\nversion = "2.9"\n', ["version", "'2.9'"]),
+    ("protocol-above-version", GOOD + '[kafka]\nversion = "2.5"\ninter_broker_protocol_version = "2.6"\n',
+     ["inter_broker_protocol_version", "'2.6'", "2.5"]),
+    ("kip-570-not-modelled", GOOD + '[kafka]\nversion = "3.9"\n',
+     ["inter_broker_protocol_version", "KIP-570", "2.6"]),
+    ("kip-455-not-modelled",
+     GOOD + '[[reassignments]]\ntopic = "t"\npartitions = { 0 = [1, 2] }\n[kafka]\nversion = "2.4"\n',
+     ["version = \"2.4\"", "KIP-455", "[[reassignments]]"]),
+    ("kafka-14140-not-modelled", GOOD + '[bounds]\nisr_changes = 1\n[kafka]\nversion = "3.3"\n'
+     'inter_broker_protocol_version = "2.5"\n', ["version = \"3.3\"", "KAFKA-14140", "isr_changes"]),
     ("invalid-toml", "name = \n", ["not valid TOML", "line 1"]),
     ("bad-created", BROKERS + '[[topics]]\nname = "t"\nreplicas = [[0]]\ncreated = "later"\n',
      ["'t'", "created", "'later'"]),
@@ -327,3 +337,13 @@ def test_cli_rejects_driver_level_seconds_with_the_local_engine(tmp_path: Path) 
     _assert_one_line_error(stdout, stderr)
     assert "--driver-level-seconds" in stderr
     assert not (tmp_path / "runs").exists()
+
+
+def test_versions_after_2_3_run_what_the_model_has() -> None:
+    """2.4 - 3.9 load where every change the scenario reaches is modelled: a 3.9 cluster speaking protocol 2.5
+    without reassignments or ISR changes; its bug defaults are those of 3.9 (every 2.x fix in)."""
+    scenario = load_scenario(GOOD + '[kafka]\nversion = "3.9"\ninter_broker_protocol_version = "2.5"\n')
+    assert (scenario.version, scenario.inter_broker_protocol) == ((3, 9), (2, 5))
+    assert scenario.since("KAFKA_13225") and scenario.since("KAFKA_10149") and not scenario.since("KIP_570")
+    assert scenario.bugs == frozenset({"DELETION_DURING_REASSIGNMENT"})
+    assert load_scenario(GOOD).inter_broker_protocol == (2, 3)

@@ -35,17 +35,13 @@ def versions_with(bug: BugSwitch) -> str:
     """The modelled versions whose default has the switch on, or why none has."""
     if bug.fixed_in is None:
         return "none (planted)"
+    from model.scenario import parse_version as _version
     had = [v for v in SUPPORTED_VERSIONS if bug.default_for(_version(v))]
     fixed = "not fixed upstream" if bug.fixed_in == NEVER_FIXED else f"fixed in {bug.fixed_release}"
     if not had:
         return f"before {SUPPORTED_VERSIONS[0]} ({fixed})"
     span = had[0] if len(had) == 1 else f"{had[0]}-{had[-1]}"
     return f"{span} ({fixed})"
-
-
-def _version(text: str) -> tuple[int, int]:
-    major, minor = text.split(".")
-    return int(major), int(minor)
 
 
 def _run(bug: BugSwitch, on: bool) -> ExplorationResult:
@@ -63,7 +59,15 @@ def _describe(result: ExplorationResult) -> str:
 @click.option("--verify", is_flag=True, help="Run each bug's scenario (local BFS) with its switch on and off.")
 @click.option("--only", "only", multiple=True, metavar="NAME",
               help="With --verify: only this switch (repeatable), e.g. --only KAFKA_6650.")
-def bugs(verify: bool, only: tuple[str, ...]) -> None:
+@click.option("--versions", "versions", is_flag=True,
+              help="Print the version matrix: for each finding and each switch, the Kafka versions where its "
+                   "scenario violates its property with that version's defaults (runs the searches).")
+def bugs(verify: bool, only: tuple[str, ...], versions: bool) -> None:
+    if versions:
+        from kmc.version_matrix import FINDINGS, matrix, switch_rows
+        rows = [r for r in (*FINDINGS, *switch_rows()) if not only or r.label in only]
+        click.echo(matrix(rows, progress=lambda label: click.echo(f"running {label}", err=True)))
+        return
     for name in only:
         if name not in BUGS:
             fail(renamed_switch_hint("--only", name)

@@ -14,22 +14,29 @@ from model.scenario.loader import (
     load_scenario_file,
     with_bug,
     with_properties,
+    with_version,
 )
+from model.scenario.versions import GATES, Gate, parse_version, version_text
 
 __all__ = [
     "BUGS",
+    "GATES",
     "NEVER_FIXED",
     "NOT_MODELLED_BUGS",
     "RENAMED_BUGS",
     "SUPPORTED_VERSIONS",
     "Bounds",
     "BugSwitch",
+    "Gate",
     "Scenario",
     "ScenarioError",
     "Topic",
     "load_scenario",
     "load_scenario_file",
+    "parse_version",
     "renamed_switch_hint",
+    "version_text",
     "with_bug",
     "with_properties",
+    "with_version",
 ]

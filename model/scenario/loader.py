@@ -29,9 +29,7 @@ import attrs
 
 from model.admin import assignment as kafka_assignment
 from model.scenario.bugs import BUGS, renamed_switch_hint
-
-SUPPORTED_VERSIONS: tuple[str, ...] = ("1.1", "2.0", "2.1", "2.2", "2.3")
-DEFAULT_VERSION = "2.3"
+from model.scenario.versions import DEFAULT_VERSION, GATES, SUPPORTED_VERSIONS, parse_version, refusal
 
 #: A scenario file larger than this is not a scenario (the shipped ones are under 2 KB).
 MAX_FILE_BYTES = 1 << 20
@@ -158,6 +156,11 @@ class Scenario:
     source: str = attrs.field(eq=False, repr=False)  # the TOML text, shipped to Spark workers
     auto_leader_rebalance_enable: bool = True  # Kafka's default; the timer fires [bounds] auto_rebalance_checks times
     leader_imbalance_per_broker_percentage: int = 10
+    inter_broker_protocol: tuple[int, int] = (2, 3)  # inter.broker.protocol.version, at most ``version``
+
+    def since(self, gate: str) -> bool:
+        """Whether the behaviour that changed with ``gate`` (:data:`model.scenario.versions.GATES`) is in force."""
+        return GATES[gate].in_force(self)
 
     def bug_any(self, *names: str) -> bool:
         return any(n in self.bugs for n in names)
@@ -197,7 +200,8 @@ _TOPIC_KEYS = {
     "created", "deleted_by_admin", "add_partitions", "recreated_by_admin", "recreated_replicas",
     "preferred_replica_election", "partially_deleted", "unclean_leader_election_enable_by_admin",
 }
-_KAFKA_KEYS = {"version", "delete_topic_enable", "unclean_leader_election_enable", "auto_leader_rebalance_enable",
+_KAFKA_KEYS = {"version", "inter_broker_protocol_version", "delete_topic_enable", "unclean_leader_election_enable",
+               "auto_leader_rebalance_enable",
                "leader_imbalance_per_broker_percentage"}
 _BOUNDS_KEYS = {field.name for field in attrs.fields(Bounds)}
 _CHECK_KEYS = {"properties"}
@@ -248,6 +252,7 @@ def load_scenario(text: str, default_name: str = "scenario") -> Scenario:
     kafka = _table(doc, "kafka")
     _check_keys(kafka, _KAFKA_KEYS, "[kafka]")
     version = _version(kafka)
+    inter_broker_protocol = _inter_broker_protocol(kafka, version)
 
     brokers = _brokers(doc)
     topics = _topics(doc, brokers)
@@ -275,7 +280,7 @@ def load_scenario(text: str, default_name: str = "scenario") -> Scenario:
         # Printed on terminals and in reports: an escape sequence could clear the screen or forge a verdict line.
         raise ScenarioError(f"the scenario's description holds the control character {shown(control)!r}; "
                             "write it as plain text (lines, tabs and printable characters only).")
-    return Scenario(
+    scenario = Scenario(
         name=name,
         description=description,
         brokers=brokers,
@@ -291,7 +296,12 @@ def load_scenario(text: str, default_name: str = "scenario") -> Scenario:
         source=text,
         auto_leader_rebalance_enable=_bool(kafka, "auto_leader_rebalance_enable", "[kafka]", default=True),
         leader_imbalance_per_broker_percentage=_percentage(kafka),
+        inter_broker_protocol=inter_broker_protocol,
     )
+    refused = refusal(scenario)
+    if refused is not None:
+        raise ScenarioError(refused)
+    return scenario
 
 
 def _version(kafka: Mapping[str, Any]) -> tuple[int, int]:
@@ -303,10 +313,23 @@ def _version(kafka: Mapping[str, Any]) -> tuple[int, int]:
     if version_text not in SUPPORTED_VERSIONS:
         raise ScenarioError(
             f"[kafka] version = {shown(repr(version_text))} is not modelled; use one of "
-            f"{', '.join(SUPPORTED_VERSIONS)} (2.4 changed reassignment with KIP-455, not modelled yet)."
+            f"{', '.join(SUPPORTED_VERSIONS)} (the minor releases with a ZooKeeper controller from 1.1 on)."
         )
-    major, minor = (int(x) for x in str(version_text).split("."))
-    return (major, minor)
+    return parse_version(version_text)
+
+
+def _inter_broker_protocol(kafka: Mapping[str, Any], version: tuple[int, int]) -> tuple[int, int]:
+    """``[kafka] inter_broker_protocol_version`` as (major, minor): a modelled version no newer than ``version``
+    (a minor version stands for its last IV: "2.7" is 2.7-IV2); by default ``version`` itself."""
+    text = kafka.get("inter_broker_protocol_version")
+    if text is None:
+        return version
+    if not isinstance(text, str) or text not in SUPPORTED_VERSIONS or parse_version(text) > version:
+        allowed = [v for v in SUPPORTED_VERSIONS if parse_version(v) <= version]
+        raise ScenarioError(
+            f"[kafka] inter_broker_protocol_version = {shown(repr(text))} is not a protocol version of Kafka "
+            f"{version[0]}.{version[1]}; use a quoted one of {', '.join(allowed)}.")
+    return parse_version(text)
 
 
 def _topics(doc: Mapping[str, Any], brokers: tuple[Broker, ...]) -> tuple[Topic, ...]:
@@ -387,6 +410,25 @@ def with_bug(scenario: Scenario, name: str, on: bool) -> Scenario:
         raise ScenarioError(f"scenario '{shown(scenario.name)}' sets [bugs] {name} in a form kmc cannot rewrite; "
                             f"write it as a plain '{name} = true' line under [bugs].")
     return changed
+
+
+_KAFKA_HEADER = re.compile(r"^\[kafka\][ \t]*(#.*)?$", re.MULTILINE)
+_VERSION_LINE = re.compile(r"^[ \t]*version[ \t]*=.*$", re.MULTILINE)
+
+
+def with_version(scenario: Scenario, version: str) -> Scenario:
+    """``scenario`` at ``[kafka] version = version`` (its TOML text rewritten, as :func:`with_bug` does), re-loaded
+    and validated: the version's bug defaults and gates apply, and a scenario reaching a change the model does not
+    have at that version is refused (:class:`ScenarioError`)."""
+    text = scenario.source
+    line = f'version = "{version}"'
+    if _VERSION_LINE.search(text):
+        text = _VERSION_LINE.sub(line, text, count=1)
+    elif (header := _KAFKA_HEADER.search(text)) is not None:
+        text = f"{text[:header.end()]}\n{line}{text[header.end():]}"
+    else:
+        text = f"{text.rstrip()}\n\n[kafka]\n{line}\n"
+    return load_scenario(text, default_name=scenario.name)
 
 
 _CHECK_SECTION = re.compile(r"^\[check\][ \t]*(#.*)?$.*?(?=^[ \t]*\[|\Z)", re.MULTILINE | re.DOTALL)

@@ -146,20 +146,31 @@ def on_broker_failure(step: Step, dead: list[int]) -> None:
 
 
 def on_replicas_become_offline(step: Step, replicas: list[Replica]) -> None:
+    """``onReplicasBecomeOffline`` (2.3; 3.1+ with KAFKA-13225's condition for the explicit UpdateMetadata, whose
+    results of ``triggerOnlinePartitionStateChange`` the model reads as the partitions it left Online)."""
     for_deletion = [r for r in replicas if step.is_topic_queued_up_for_deletion(r[0])]
     rest = [r for r in replicas if not step.is_topic_queued_up_for_deletion(r[0])]
     without_leader = [tp for tp, lai in step.leadership.items()
                       if not step.is_replica_online(lai.leader, tp) and not step.is_topic_queued_up_for_deletion(tp[0])]
     partition_state_machine.handle_state_changes(step, without_leader, PartitionState.OfflinePartition)
+    electing = partition_state_machine.online_state_change_candidates(step)  # triggerOnlinePartitionStateChange's
     partition_state_machine.trigger_online_partition_state_change(step)
     replica_state_machine.handle_state_changes(step, rest, ReplicaState.OfflineReplica)
     if for_deletion:
         topic_deletion_manager.fail_replica_deletion(step, for_deletion)
-    if not without_leader:
-        # No election told the brokers of the dead ones: an UpdateMetadata does (2.2+: live brokers
-        # only, KAFKA-7537; 2.0 – 2.1: with every partition).
+    if step.scenario.since("KAFKA_13225"):
+        # 3.1+ (KAFKA-13225): when no replica went offline and no election succeeded, nothing else told the
+        # brokers of the dead ones.
+        explicit = not rest and not any(step.partition_state.get(tp) is PartitionState.OnlinePartition
+                                        for tp in electing)
+    else:
+        # 1.1 - 3.0: only when no partition had an offline leader (an election that fails sends nothing).
+        explicit = not without_leader
+    if explicit:
+        # An UpdateMetadata tells the brokers of the dead ones (2.2+: live brokers only, KAFKA-7537;
+        # 2.0 – 2.1: with every partition).
         step.send_update_metadata_request(sorted(step.live_or_shutting_down()),
-                                          [] if step.scenario.version >= (2, 2) else None)
+                                          [] if step.scenario.since("KAFKA_7537") else None)
 
 
 def process_topic_change(step: Step) -> None:

@@ -67,10 +67,14 @@ def handle_state_changes(step: Step, partitions: Iterable[TopicPartition], targe
 def trigger_online_partition_state_change(step: Step, topic: str | None = None) -> None:
     """``triggerOnlinePartitionStateChange``: every New or Offline partition (of ``topic``, if given) of a
     topic not queued for deletion goes Online under the offline election strategy."""
-    partitions = [tp for tp, s in step.partition_state.items()
-                  if s in (P.NewPartition, P.OfflinePartition) and not step.is_topic_queued_up_for_deletion(tp[0])
-                  and (topic is None or tp[0] == topic)]
-    handle_state_changes(step, partitions, P.OnlinePartition)
+    handle_state_changes(step, online_state_change_candidates(step, topic), P.OnlinePartition)
+
+
+def online_state_change_candidates(step: Step, topic: str | None = None) -> list[TopicPartition]:
+    """The partitions ``triggerOnlinePartitionStateChange`` tries to bring online."""
+    return [tp for tp, s in step.partition_state.items()
+            if s in (P.NewPartition, P.OfflinePartition) and not step.is_topic_queued_up_for_deletion(tp[0])
+            and (topic is None or tp[0] == topic)]
 
 
 def _initialize_leader_and_isr(step: Step, partitions: list[TopicPartition]) -> list[TopicPartition]:

@@ -1,0 +1,168 @@
+"""The Kafka versions a scenario can name, and every behaviour of the ZooKeeper controller that changed
+between them: one table of gates, each with the release (or inter-broker protocol version) where the
+behaviour changed and its Kafka citation. The handlers ask ``scenario.since(NAME)``; nothing else
+compares versions. ``docs/versions.md`` lists the changes read from Kafka's source and what the model
+does with each.
+
+A gate that is not modelled names what a scenario must have to reach it: the loader refuses a scenario
+that reaches one at a version (or protocol version) where the change is in force, rather than run it
+with an older release's behaviour (:func:`unmodelled_reached`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import attrs
+
+if TYPE_CHECKING:
+    from model.scenario.loader import Scenario
+
+#: ``[kafka] version``: every minor release with a ZooKeeper controller from 1.1 on (3.9 is the last).
+SUPPORTED_VERSIONS: tuple[str, ...] = (
+    "1.1", "2.0", "2.1", "2.2", "2.3", "2.4", "2.5", "2.6", "2.7", "2.8",
+    "3.0", "3.1", "3.2", "3.3", "3.4", "3.5", "3.6", "3.7", "3.8", "3.9",
+)
+DEFAULT_VERSION = "2.3"
+
+
+def parse_version(text: str) -> tuple[int, int]:
+    major, minor = text.split(".")
+    return int(major), int(minor)
+
+
+def version_text(version: tuple[int, int]) -> str:
+    return f"{version[0]}.{version[1]}"
+
+
+@attrs.frozen
+class Gate:
+    """A behaviour that changed in ``since``: of the release (``protocol`` False) or of
+    ``inter.broker.protocol.version`` (``protocol`` True, which never exceeds the release).
+
+    ``reaches`` is None for a modelled change; for one not modelled, it says whether a scenario can reach the
+    changed behaviour (the loader then refuses it at such versions), and ``needs`` says in a few words what
+    in the scenario reaches it."""
+
+    name: str
+    since: tuple[int, int]
+    kafka: str  # the JIRA or KIP, file and method, and the release it first shipped in
+    protocol: bool = False
+    reaches: Callable[[Scenario], bool] | None = None
+    needs: str = ""
+
+    @property
+    def modelled(self) -> bool:
+        return self.reaches is None
+
+    def in_force(self, scenario: Scenario) -> bool:
+        return (scenario.inter_broker_protocol if self.protocol else scenario.version) >= self.since
+
+
+def _has_reassignments(s: Scenario) -> bool:
+    return bool(s.reassignments)
+
+
+def _has_isr_changes(s: Scenario) -> bool:
+    return s.bounds.isr_changes > 0
+
+
+def _deletes_or_recreates(s: Scenario) -> bool:
+    return any(t.deleted_by_admin or t.recreated_by_admin or t.partially_deleted for t in s.topics)
+
+
+def _unclean_possible(s: Scenario) -> bool:
+    return (s.unclean_leader_election_enable or s.bounds.unclean_config_changes > 0
+            or any(t.unclean_leader_election_enable_by_admin for t in s.topics))
+
+
+def _may_delete_two_topics(s: Scenario) -> bool:
+    return sum(1 for t in s.topics if t.deleted_by_admin or t.partially_deleted) > 1
+
+
+GATES: dict[str, Gate] = {g.name: g for g in (
+    # 1.1 - 2.3
+    Gate("UNCLEAN_LEADER_ELECTION_ENABLE_EVENT", (2, 0),
+         "KAFKA-6526, KafkaController.UncleanLeaderElectionEnable (2.0.0): enabling the cluster default triggers "
+         "the controller's elections"),
+    Gate("TOPIC_UNCLEAN_LEADER_ELECTION_ENABLE_EVENT", (2, 1),
+         "KAFKA-6835, KafkaController.TopicUncleanLeaderElectionEnable (2.1.0)"),
+    Gate("TOPICS_WITH_DELETION_STARTED", (2, 1),
+         "ControllerContext.topicsWithDeletionStarted, TopicDeletionManager.onTopicDeletion and completeDeleteTopic "
+         "(2.1.0)"),
+    Gate("CONTROLLED_SHUTDOWN_SKIPS_DELETING", (2, 1),
+         "KafkaController.doControlledShutdown leaves out partitions of topics queued for deletion (2.1.0)"),
+    Gate("KAFKA_7537", (2, 2),
+         "KAFKA-7537, KafkaController.onBrokerStartup / onReplicasBecomeOffline / onControllerFailover: UpdateMetadata "
+         "with live brokers only, every partition to new brokers (2.2.0)"),
+    Gate("BROKER_EPOCHS", (2, 2),
+         "KIP-380 (KAFKA-7235), broker epochs in /brokers/ids and control requests (2.2.0)"),
+    Gate("PREFERRED_ELECTION_SKIPS_LED", (2, 2),
+         "KafkaController.processPreferredReplicaLeaderElection elects only partitions whose leader is not the "
+         "preferred replica (2.2.0)"),
+    Gate("KAFKA_8237", (2, 3),
+         "KAFKA-8237, ReplicaStateMachine's transition table (OfflineReplica -> ReplicaDeletionIneligible) and "
+         "UpdateMetadata on OfflineReplica; TopicDeletionManager's callback keyed on topicsWithDeletionStarted "
+         "(2.3.0)"),
+    Gate("KAFKA_8294", (2, 3),
+         "KAFKA-8294, ControllerChannelManager.sendStopReplicaRequests: one StopReplica(delete=true) per broker for "
+         "all partitions (2.3.0)"),
+    # 2.4 - 3.9, modelled
+    Gate("KAFKA_13225", (3, 1),
+         "KAFKA-13225, KafkaController.onReplicasBecomeOffline: the explicit UpdateMetadata when no replica went "
+         "offline and no election succeeded, rather than when no partition had an offline leader (3.1.0)"),
+    Gate("KAFKA_10149", (3, 4),
+         "KAFKA-10149, KafkaController.checkAndTriggerAutoLeaderRebalance runs while reassignments are in progress "
+         "(3.4.0)"),
+    # 2.4 - 3.9, not modelled: a scenario reaching one is refused at that version
+    Gate("KIP_455", (2, 4),
+         "KIP-455 (KAFKA-8345), KafkaController.onPartitionReassignment with adding and removing replicas in the "
+         "topic znode, AlterPartitionReassignments (2.4.0)",
+         reaches=_has_reassignments, needs="[[reassignments]]"),
+    Gate("KAFKA_9499", (2, 5),
+         "KAFKA-9499, TopicDeletionManager.resumeDeletions / onPartitionDeletion batched across topics (2.5.0)",
+         reaches=_may_delete_two_topics, needs="more than one topic to delete"),
+    Gate("KIP_570", (2, 6),
+         "KIP-570 (KAFKA-9539), StopReplica v3 with a leader epoch per partition, ReplicaManager.stopReplicas "
+         "fencing older and equal epochs (2.6.0, inter.broker.protocol.version 2.6-IV0)",
+         protocol=True, reaches=lambda s: True),
+    Gate("KIP_497", (2, 7),
+         "KIP-497 (KAFKA-8836), AlterIsr: the leader asks the controller to change the ISR "
+         "(2.7.0, inter.broker.protocol.version 2.7-IV2)",
+         protocol=True, reaches=_has_isr_changes, needs="[bounds] isr_changes > 0"),
+    Gate("KIP_516", (2, 8),
+         "KIP-516 (KAFKA-10545, KAFKA-10869), topic IDs in the topic znode, LeaderAndIsr and partition.metadata "
+         "(2.8.0, inter.broker.protocol.version 2.8)",
+         protocol=True, reaches=_deletes_or_recreates, needs="a topic deleted or recreated"),
+    Gate("KIP_704", (3, 2),
+         "KIP-704 (KAFKA-13587), leader_recovery_state written by an unclean election (3.2.0, "
+         "inter.broker.protocol.version 3.2)",
+         protocol=True, reaches=_unclean_possible, needs="unclean leader election"),
+    Gate("KAFKA_14140", (3, 3),
+         "KAFKA-14140 (KIP-841's ZooKeeper port), Partition.isReplicaIsrEligible: only brokers alive in the leader's "
+         "metadata cache join the ISR (3.3.0)",
+         reaches=_has_isr_changes, needs="[bounds] isr_changes > 0"),
+)}
+
+
+def unmodelled_reached(scenario: Scenario) -> Gate | None:
+    """The first change not modelled that ``scenario`` reaches at its version, or None."""
+    for gate in GATES.values():
+        if gate.reaches is not None and gate.in_force(scenario) and gate.reaches(scenario):
+            return gate
+    return None
+
+
+def refusal(scenario: Scenario) -> str | None:
+    """The one sentence refusing ``scenario`` at its version, or None when every change it reaches is modelled."""
+    gate = unmodelled_reached(scenario)
+    if gate is None:
+        return None
+    before = version_text(gate.since)
+    setting = "inter_broker_protocol_version" if gate.protocol else "version"
+    value = version_text(scenario.inter_broker_protocol if gate.protocol else scenario.version)
+    through = f" through {gate.needs}" if gate.needs else ""
+    drop = f" or drop {gate.needs}" if gate.needs else ""
+    return (f"[kafka] {setting} = \"{value}\" reaches {gate.name.replace('_', '-', 1)} ({before}), which the model "
+            f"does not have yet,{through}; set [kafka] {setting} below {before}{drop} (see docs/versions.md).")
