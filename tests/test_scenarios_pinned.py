@@ -75,7 +75,7 @@ PINNED: dict[str, Pinned] = {
         "queued_deletion_finishes_when_brokers_alive": 18}),
     "reassignment": Pinned(Outcome.OK, distinct=2588, generated=6832, depth=23, queue=0, discoveries={
         "sometimes_leader_reelected": 3, "sometimes_isr_reexpanded": 5, "sometimes_reassignment_completes": 7}),
-    "reassignment-isr-shrink-race": Pinned(Outcome.VIOLATION, distinct=18, generated=19, depth=3, queue=11,
+    "reassignment-isr-shrink-race": Pinned(Outcome.VIOLATION, distinct=23, generated=24, depth=3, queue=15,
                                            discoveries={"sometimes_reassignment_completes": 2,
                                                         "isr_subset_of_assignment": 2}),
     "reassignment-during-deletion": Pinned(Outcome.VIOLATION, distinct=3661, generated=8578, depth=18, queue=42,

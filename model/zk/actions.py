@@ -9,8 +9,10 @@ re-creates a topic, adds partitions to one, starts or cancels a partition reassi
 replica election or changes ``unclean.leader.election.enable``; the auto leader rebalance timer fires).
 
 A controller step may also be taken with a leader's ISR write landing inside it, between the controller's
-read of that partition's znode and its conditional write (BADVERSION, then the retry): ``Action.isr_race``;
-such an action has no successor when the controller does not write that znode.
+read of that partition's znode and its conditional write (BADVERSION, then the retry): ``Action.isr_race``,
+at the controller's first write of the znode, or with ``isr_race_after_leader_and_isr`` at a later write of it
+in the same event once the leader applied the LeaderAndIsr the step sent (the end of a reassignment); such an
+action has no successor when the write cannot land there.
 
 :data:`ACTIONS` maps each :class:`ActionKind` to its :class:`ActionSpec` (actor, handler, description);
 :data:`FAMILIES` lists, in the order that defines traces, the enabling conditions of each family of kinds
@@ -92,6 +94,9 @@ class Action:
     partition: int = -1
     replica: int = -1  # the follower leaving or joining the ISR
     isr_race: ActionKind | None = None  # ControllerProcessEvent: the leader ISR change landing inside the step
+    # ControllerProcessEvent with isr_race: it lands at a later write of the znode, after the leader applied the
+    # step's LeaderAndIsr (partition_leader.maybe_race)
+    isr_race_after_leader_and_isr: bool = False
     command: int = -1  # AdminReassignPartitions: the index of the scenario's [[reassignments]] entry
 
     def isr_change(self) -> partition_leader.IsrChange:
@@ -100,7 +105,9 @@ class Action:
 
     def name(self) -> str:
         """The action's family as coverage tables count it (``ControllerProcessEvent+LeaderShrinksIsr``)."""
-        return f"{self.kind}+{self.isr_race}" if self.isr_race else str(self.kind)
+        if not self.isr_race:
+            return str(self.kind)
+        return f"{self.kind}+{self.isr_race}" + ("+AfterLeaderAndIsr" if self.isr_race_after_leader_and_isr else "")
 
 
 #: The effect of an action on a thawed state (what it returns is not used).
@@ -122,6 +129,7 @@ class ActionSpec:
 def _process_event(step: Step, action: Action) -> None:
     if action.isr_race:
         step.isr_race = action.isr_change()
+        step.isr_race_after_leader_and_isr = action.isr_race_after_leader_and_isr
     step.processed_event = controller.process_next_event(step)
 
 
@@ -181,6 +189,9 @@ def _by_isr_change(action: Action, scenario: Scenario) -> str:
 
 
 def _controller_step(action: Action, scenario: Scenario) -> str:
+    if action.isr_race_after_leader_and_isr:
+        return (f"{action.kind}(with {action.isr_race}({_isr_change(action)}), the leader having applied this "
+                "event's LeaderAndIsr, between a later read and write)")
     if action.isr_race:
         return f"{action.kind}(with {action.isr_race}({_isr_change(action)}) between a read and a write)"
     return str(action.kind)
@@ -239,17 +250,21 @@ ACTIONS: Mapping[ActionKind, ActionSpec] = {
 
 @attrs.frozen
 class Enabling:
-    """What the enabling conditions read: the scenario, the state, and the ISR changes a leader may write
-    now (shared by the raced controller steps and the leaders' own steps)."""
+    """What the enabling conditions read: the scenario, the state, the ISR changes a leader may write
+    now (shared by the raced controller steps and the leaders' own steps), and the shrinks that may land inside
+    a controller step after the leader applied that step's LeaderAndIsr."""
 
     scenario: Scenario
     state: ClusterState
     isr_changes: tuple[partition_leader.IsrChange, ...]
+    shrinks_after_leader_and_isr: tuple[partition_leader.IsrChange, ...]
 
     @classmethod
     def of(cls, scenario: Scenario, state: ClusterState) -> Enabling:
-        within = state.budget.isr_changes < scenario.bounds.isr_changes
-        return cls(scenario, state, tuple(partition_leader.candidates_of(state)) if within else ())
+        if state.budget.isr_changes >= scenario.bounds.isr_changes:
+            return cls(scenario, state, (), ())
+        return cls(scenario, state, tuple(partition_leader.candidates_of(state)),
+                   tuple(partition_leader.shrinks_after_leader_and_isr(state)))
 
 
 Enabled = Iterator[Action]
@@ -260,6 +275,9 @@ def _controller_steps(e: Enabling) -> Enabled:
         yield Action(K.ControllerProcessEvent)
         for leader, (topic, p), follower, kind in e.isr_changes:
             yield Action(K.ControllerProcessEvent, leader, topic, p, follower, isr_race=K(kind))
+        for leader, (topic, p), follower, kind in e.shrinks_after_leader_and_isr:
+            yield Action(K.ControllerProcessEvent, leader, topic, p, follower, isr_race=K(kind),
+                         isr_race_after_leader_and_isr=True)
 
 
 def _broker_request_steps(e: Enabling) -> Enabled:

@@ -9,7 +9,8 @@ list, and the caller reads it again and recomputes (``ReplicaStateMachine.remove
 
 A controller step is atomic in the model, so the only write that can land between the
 controller's read and its write is the one the explorer chose for the step
-(:func:`model.zk.environment.partition_leader.maybe_race`); it fires at the controller's first write of that znode.
+(:func:`model.zk.environment.partition_leader.maybe_race`): at the controller's first write of that znode, or
+at a later one once the leader applied the LeaderAndIsr the step sent for the earlier write.
 """
 
 from __future__ import annotations

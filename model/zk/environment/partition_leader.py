@@ -31,8 +31,9 @@ from collections.abc import Mapping
 
 import attrs
 
+from model.zk.environment.environment import broker_apply_request
 from model.zk.state.step import Step
-from model.zk.state.values import BrokerState, ClusterState, EventKind, LeaderAndIsr, TopicPartition
+from model.zk.state.values import BrokerState, ClusterState, EventKind, LeaderAndIsr, RequestKind, TopicPartition
 
 SHRINK = "LeaderShrinksIsr"
 EXPAND = "LeaderExpandsIsr"
@@ -67,6 +68,21 @@ def isr_change_candidates(brokers: Mapping[int, BrokerState],
 
 def candidates_of(state: ClusterState) -> list[IsrChange]:
     return isr_change_candidates({b.id: b for b in state.brokers}, dict(state.zk.partitions))
+
+
+def shrinks_after_leader_and_isr(state: ClusterState) -> list[IsrChange]:
+    """The shrinks that may land inside a controller step after the leader applied that step's LeaderAndIsr
+    (:func:`maybe_race`), in a fixed order (partition, leader, follower): of a partition named in
+    ``/admin/reassign_partitions`` (the end of its reassignment is the one event that writes the znode after
+    sending its LeaderAndIsr), by a live target replica (the leader the reassignment leaves), of any other
+    replica, old or new. Those the step does not make possible have no successor."""
+    found: list[IsrChange] = []
+    alive = {b.id for b in state.brokers if b.alive}
+    for tp, target in state.zk.reassign_partitions:
+        replicas = sorted({*target, *(state.zk.replicas(tp) or ())})
+        for leader in sorted(set(target) & alive):
+            found.extend((leader, tp, f, SHRINK) for f in replicas if f != leader)
+    return found
 
 
 def _caught_up(follower: BrokerState | None, tp: TopicPartition, leader: int, leader_epoch: int) -> bool:
@@ -116,9 +132,48 @@ def maybe_propagate_isr_changes(step: Step, broker: int) -> None:
 
 
 def maybe_race(step: Step, tp: TopicPartition) -> None:
-    """The explorer's chosen leader write for ``tp``, landing just before the controller's conditional
-    write of that znode (once per step)."""
+    """The explorer's chosen leader write for ``tp`` (once per step), landing just before a conditional write of
+    that znode by the controller, between its read and its write (BADVERSION, then the retry re-reads).
+
+    Without ``step.isr_race_after_leader_and_isr`` it lands at the controller's first write of ``tp`` in the
+    step: the leader writes with the znode version of its last LeaderAndIsr, which any earlier write of the
+    controller would have made stale.
+
+    With it the write lands at a later conditional write of ``tp`` in the same event, after the leader applied
+    the LeaderAndIsr the controller sent for its earlier write: in Kafka the ``RequestSendThread`` of
+    ``ControllerChannelManager`` sends a batch as soon as ``sendRequestsToBrokers`` hands it over, while the
+    event thread goes on. In 2.3 the one event that writes a partition-state znode, sends its LeaderAndIsr and
+    writes the znode again is the end of a reassignment (``KafkaController.onPartitionReassignment`` steps 6 – 8:
+    ``moveReassignedPartitionLeaderIfRequired``'s election or ``updateLeaderEpochAndSendRequest``, then
+    ``stopOldReplicasOfReassignedPartition``'s ``removeReplicasFromIsr``). The leader applies every request of
+    its channel up to that LeaderAndIsr (its channel is FIFO) and then writes; only a shrink can land there (an
+    expansion needs a follower fetching at the new leader epoch, which no follower has yet within the step)."""
     race = step.isr_race
     if race is None or step.isr_race_fired or race[1] != tp:
         return
+    if step.isr_race_after_leader_and_isr and not _leader_applies_leader_and_isr(step, race[0], tp):
+        return
     step.isr_race_fired = update_isr(step, race)
+
+
+def _leader_applies_leader_and_isr(step: Step, leader: int, tp: TopicPartition) -> bool:
+    """Whether the controller sent ``leader``, earlier in this step, a LeaderAndIsr naming it the leader of ``tp``
+    with the znode's current version; if so the leader applies its channel up to and including the last such
+    request (``ReplicaManager.becomeLeaderOrFollower``, its response joining the controller's queue)."""
+    znode = step.zk_partitions.get(tp)
+    queue = step.channels.get(leader)
+    b = step.brokers.get(leader)
+    if znode is None or not queue or b is None or not b.alive:
+        return False
+    sent_before = len(step.source.channel(leader))
+    last = -1
+    for i in range(sent_before, len(queue)):
+        r = queue[i]
+        if r.kind is RequestKind.LeaderAndIsr and any(
+                s.partition == tp and s.leader == leader and s.zk_version == znode.zk_version for s in r.leader_states):
+            last = i
+    if last < 0:
+        return False
+    for _ in range(last + 1):
+        broker_apply_request(step, leader)
+    return True

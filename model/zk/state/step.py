@@ -149,6 +149,9 @@ class Step:
         # kind) that lands between the controller's read of that znode and its conditional write.
         self.isr_race: tuple[int, TopicPartition, int, str] | None = None
         self.isr_race_fired = False
+        # The write lands at a later write of that znode in the step, after the leader applied the controller's
+        # LeaderAndIsr for its earlier write (partition_leader.maybe_race).
+        self.isr_race_after_leader_and_isr = False
 
     # ---- freezing ----
     def controller_state(self) -> ControllerState:
