@@ -651,7 +651,8 @@ def _single_writer(scenario: Scenario) -> Check:
 
 @register("failover_context_from_zookeeper", ACTION_ALWAYS, "protocol",
           "a controller that takes over (onControllerFailover) reassigns only the partitions "
-          "/admin/reassign_partitions names: its context comes from ZooKeeper alone")
+          "/admin/reassign_partitions names (from 2.4 also those its topic znode shows being reassigned): its "
+          "context comes from ZooKeeper alone")
 def _failover_context(scenario: Scenario) -> Check:
     """The property KAFKA-5310 broke: a resigned controller kept its partitionsBeingReassigned, and re-elected
     later it carried on with a reassignment the admin had cancelled in the meantime."""
@@ -660,6 +661,13 @@ def _failover_context(scenario: Scenario) -> Check:
         if not nxt.log.controller_initialized:
             return None
         in_znode = dict(prev.zk.reassign_partitions)
+        # 2.4+ (KIP-455): a partition whose topic znode has adding or removing replicas is being reassigned to the
+        # znode's target replicas (the full set without the removing ones), unless /admin/reassign_partitions
+        # names another target
+        adding, removing = dict(prev.zk.adding_replicas), dict(prev.zk.removing_replicas)
+        for tp in set(adding) | set(removing):
+            if tp not in in_znode:
+                in_znode[tp] = tuple(r for r in prev.zk.replicas(tp) or () if r not in removing.get(tp, ()))
         for tp, target in nxt.controller.partitions_being_reassigned:
             if in_znode.get(tp) != target:
                 return {"partition": _tp(tp), "context_target": list(target),

@@ -220,4 +220,5 @@ def test_resumed_reassignment_recreates_the_log_of_a_topic_being_deleted() -> No
     [remaining] = violation.evidence["replicas_whose_log_remains"]
     # the LeaderAndIsr of the resumed reassignment re-created broker 0's log after its StopReplica(delete=true);
     # the success response of that StopReplica then completes the deletion
-    assert remaining == {"replica": "t-0@0", "broker_alive": True, "replica_state_before": "ReplicaDeletionStarted"}
+    assert remaining == {"replica": "t-0@0", "broker_alive": True,
+                         "replica_state_before": "ReplicaDeletionSuccessful"}

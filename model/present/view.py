@@ -433,6 +433,18 @@ def _admin_cancel_reassignment(v: _StepView) -> None:
     v.title = "Admin cancels the reassignment: deletes /admin/reassign_partitions"
 
 
+def _admin_alter_partition_reassignments(v: _StepView) -> None:
+    v.message(ADMIN, CONTROLLER, "AlterPartitionReassignments", "request",
+              **_queued_event(v, EventKind.ApiPartitionReassignment))
+    v.title = f"Admin sends AlterPartitionReassignments for topic {v.topic} (KIP-455)"
+
+
+def _admin_cancel_partition_reassignments(v: _StepView) -> None:
+    v.message(ADMIN, CONTROLLER, "AlterPartitionReassignments (no target: cancel)", "request",
+              **_queued_event(v, EventKind.ApiPartitionReassignment))
+    v.title = f"Admin cancels the reassignment of topic {v.topic} with AlterPartitionReassignments (KIP-455)"
+
+
 def _admin_reassign_partitions(v: _StepView) -> None:
     v.message(ADMIN, ZOOKEEPER, "create /admin/reassign_partitions", "write")
     v.title = f"Admin runs kafka-reassign-partitions --execute for topic {v.topic}"
@@ -661,6 +673,7 @@ _EVENT_PHASES: dict[EventKind, Callable[[_Processing], str]] = {
         "AutoPreferredReplicaLeaderElection: checkAndTriggerAutoLeaderRebalance"),
     EventKind.LogDirEventNotification: _log_dir_event_notification,
     EventKind.LeaderAndIsrResponseReceived: _fixed_phase("LeaderAndIsrResponseReceived: onReplicasBecomeOffline"),
+    EventKind.ApiPartitionReassignment: _fixed_phase("ApiPartitionReassignment: processApiPartitionReassignment"),
     EventKind.UncleanLeaderElectionEnable: _fixed_phase(
         "UncleanLeaderElectionEnable: triggerOnlinePartitionStateChange"),
 }
@@ -703,6 +716,8 @@ _STEP_VIEWS: dict[ActionKind, Callable[[_StepView], None]] = {
     K.AdminAlterUncleanLeaderElection: _admin_alter_unclean_leader_election,
     K.AdminAlterTopicUncleanLeaderElection: _admin_alter_topic_unclean_leader_election,
     K.AdminCancelReassignment: _admin_cancel_reassignment,
+    K.AdminAlterPartitionReassignments: _admin_alter_partition_reassignments,
+    K.AdminCancelPartitionReassignments: _admin_cancel_partition_reassignments,
 }
 
 
@@ -727,7 +742,7 @@ def _new_events(s: ClusterState, prev: ClusterState, *, popped: bool, epochs: bo
                                                                 "KAFKA_STORAGE_ERROR", "response",
                                  queued=event_item(CONTROLLER, e, epochs)))
         elif e.kind in (EventKind.ControlledShutdown, EventKind.Reelect, EventKind.AutoPreferredReplicaLeaderElection,
-                        EventKind.UncleanLeaderElectionEnable):
+                        EventKind.UncleanLeaderElectionEnable, EventKind.ApiPartitionReassignment):
             continue  # the step's own messages say where they come from
         else:
             watched = {EventKind.BrokerChange: "/brokers/ids", EventKind.TopicChange: "/brokers/topics",

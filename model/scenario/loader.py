@@ -138,6 +138,10 @@ class Reassignment:
     topic: str
     targets: tuple[tuple[int, tuple[int, ...]], ...]  # (partition, target replicas), by partition
     cancelled_by_admin: bool = False  # the admin deletes /admin/reassign_partitions while it is there (once)
+    # sent as an AlterPartitionReassignments request (KIP-455, 2.4+) instead of written to /admin/reassign_partitions
+    through_api: bool = False
+    # once submitted, the admin cancels it with AlterPartitionReassignments, no target for its partitions (2.4+)
+    cancelled_through_api: bool = False
 
 
 @attrs.frozen
@@ -161,6 +165,11 @@ class Scenario:
     def since(self, gate: str) -> bool:
         """Whether the behaviour that changed with ``gate`` (:data:`model.scenario.versions.GATES`) is in force."""
         return GATES[gate].in_force(self)
+
+    def earlier_reassignments_of(self, index: int) -> list[int]:
+        """The ``[[reassignments]]`` entries before ``index`` that name one of its partitions."""
+        mine = {(self.reassignments[index].topic, p) for p, _ in self.reassignments[index].targets}
+        return [j for j, r in enumerate(self.reassignments[:index]) if mine & {(r.topic, p) for p, _ in r.targets}]
 
     def bug_any(self, *names: str) -> bool:
         return any(n in self.bugs for n in names)
@@ -192,7 +201,7 @@ class Scenario:
 
 
 _TOP_KEYS = {"name", "description", "cluster", "topics", "reassignments", "kafka", "bounds", "check", "bugs"}
-_REASSIGNMENT_KEYS = {"topic", "partitions", "cancelled_by_admin"}
+_REASSIGNMENT_KEYS = {"topic", "partitions", "cancelled_by_admin", "through_api", "cancelled_through_api"}
 _CLUSTER_KEYS = {"brokers"}
 _BROKER_KEYS = {"id", "rack"}
 _TOPIC_KEYS = {
@@ -301,6 +310,11 @@ def load_scenario(text: str, default_name: str = "scenario") -> Scenario:
     refused = refusal(scenario)
     if refused is not None:
         raise ScenarioError(refused)
+    api = [i + 1 for i, r in enumerate(scenario.reassignments) if r.through_api or r.cancelled_through_api]
+    if api and not scenario.since("KIP_455"):
+        raise ScenarioError(f"[[reassignments]] entry {api[0]} uses AlterPartitionReassignments (through_api or "
+                            f"cancelled_through_api), which Kafka has from 2.4 (KIP-455); set [kafka] version to "
+                            f"\"2.4\" or later, or drop those keys.")
     return scenario
 
 
@@ -490,7 +504,9 @@ def _reassignment(raw: Any, index: int, topics: Sequence[Topic], brokers: Sequen
             raise ScenarioError(f"{where}: partition {key} names brokers {unknown} that are not in [cluster] brokers "
                                 "(Kafka: The proposed assignment contains non-existent brokerIDs).")
         targets.append((int(key), tuple(reps)))
-    return Reassignment(topic, tuple(sorted(targets)), _bool(raw, "cancelled_by_admin", where, default=False))
+    return Reassignment(topic, tuple(sorted(targets)), _bool(raw, "cancelled_by_admin", where, default=False),
+                        _bool(raw, "through_api", where, default=False),
+                        _bool(raw, "cancelled_through_api", where, default=False))
 
 
 def _percentage(kafka: Mapping[str, Any]) -> int:

@@ -60,10 +60,6 @@ class Gate:
         return (scenario.inter_broker_protocol if self.protocol else scenario.version) >= self.since
 
 
-def _has_reassignments(s: Scenario) -> bool:
-    return bool(s.reassignments)
-
-
 def _has_isr_changes(s: Scenario) -> bool:
     return s.bounds.isr_changes > 0
 
@@ -109,6 +105,11 @@ GATES: dict[str, Gate] = {g.name: g for g in (
          "KAFKA-8294, ControllerChannelManager.sendStopReplicaRequests: one StopReplica(delete=true) per broker for "
          "all partitions (2.3.0)"),
     # 2.4 - 3.9, modelled
+    Gate("KIP_455", (2, 4),
+         "KIP-455 (KAFKA-8345) with KAFKA-9089's fix, KafkaController.onPartitionReassignment / "
+         "updateCurrentReassignment / processZkPartitionReassignment / processApiPartitionReassignment / "
+         "initializePartitionReassignments, ControllerContext.ReplicaAssignment: adding and removing replicas in "
+         "the topic znode, AlterPartitionReassignments with cancellation and replacement (2.4.0)"),
     Gate("KAFKA_13225", (3, 1),
          "KAFKA-13225, KafkaController.onReplicasBecomeOffline: the explicit UpdateMetadata when no replica went "
          "offline and no election succeeded, rather than when no partition had an offline leader (3.1.0)"),
@@ -116,10 +117,6 @@ GATES: dict[str, Gate] = {g.name: g for g in (
          "KAFKA-10149, KafkaController.checkAndTriggerAutoLeaderRebalance runs while reassignments are in progress "
          "(3.4.0)"),
     # 2.4 - 3.9, not modelled: a scenario reaching one is refused at that version
-    Gate("KIP_455", (2, 4),
-         "KIP-455 (KAFKA-8345), KafkaController.onPartitionReassignment with adding and removing replicas in the "
-         "topic znode, AlterPartitionReassignments (2.4.0)",
-         reaches=_has_reassignments, needs="[[reassignments]]"),
     Gate("KAFKA_9499", (2, 5),
          "KAFKA-9499, TopicDeletionManager.resumeDeletions / onPartitionDeletion batched across topics (2.5.0)",
          reaches=_may_delete_two_topics, needs="more than one topic to delete"),

@@ -72,6 +72,8 @@ class ActionKind(enum.StrEnum):
     AdminAlterUncleanLeaderElection = "AdminAlterUncleanLeaderElection"
     AdminAlterTopicUncleanLeaderElection = "AdminAlterTopicUncleanLeaderElection"
     AdminCancelReassignment = "AdminCancelReassignment"
+    AdminAlterPartitionReassignments = "AdminAlterPartitionReassignments"
+    AdminCancelPartitionReassignments = "AdminCancelPartitionReassignments"
 
 
 class Actor(enum.Enum):
@@ -242,6 +244,10 @@ ACTIONS: Mapping[ActionKind, ActionSpec] = {
         Actor.ADMIN, _handler_of_topic(environment.admin_alter_topic_unclean_leader_election), _by_topic),
     K.AdminCancelReassignment: ActionSpec(
         Actor.ADMIN, _handler_of_command(environment.admin_cancel_reassignment), _by_reassignment),
+    K.AdminAlterPartitionReassignments: ActionSpec(
+        Actor.ADMIN, _handler_of_command(environment.admin_alter_partition_reassignments), _by_reassignment),
+    K.AdminCancelPartitionReassignments: ActionSpec(
+        Actor.ADMIN, _handler_of_command(environment.admin_cancel_partition_reassignments), _by_reassignment),
 }
 
 
@@ -359,8 +365,25 @@ def _reassignments(e: Enabling) -> Enabled:
     if e.state.zk.reassign_partitions:
         return
     for i, command in enumerate(e.scenario.reassignments):
-        if i not in e.state.budget.reassignments_submitted and e.state.zk.topic_assignment(command.topic) is not None:
+        if (not command.through_api and i not in e.state.budget.reassignments_submitted
+                and e.state.zk.topic_assignment(command.topic) is not None):
             yield Action(K.AdminReassignPartitions, topic=command.topic, command=i)
+
+
+def _api_reassignments(e: Enabling) -> Enabled:
+    """AlterPartitionReassignments (KIP-455, 2.4): an entry ``through_api`` is sent once its topic exists and
+    every earlier entry naming one of its partitions was submitted (the scenario's order is the admin's); an
+    entry ``cancelled_through_api`` is cancelled (targets None) once, after its submission."""
+    budget = e.state.budget
+    for i, command in enumerate(e.scenario.reassignments):
+        if (command.through_api and i not in budget.reassignments_submitted
+                and e.state.zk.topic_assignment(command.topic) is not None
+                and all(j in budget.reassignments_submitted for j in e.scenario.earlier_reassignments_of(i))):
+            yield Action(K.AdminAlterPartitionReassignments, topic=command.topic, command=i)
+    for i, command in enumerate(e.scenario.reassignments):
+        if (command.cancelled_through_api and i in budget.reassignments_submitted
+                and i not in budget.reassignments_cancelled):
+            yield Action(K.AdminCancelPartitionReassignments, topic=command.topic, command=i)
 
 
 def _controller_failovers(e: Enabling) -> Enabled:
@@ -447,8 +470,8 @@ class Family:
 #: its raced variants, then per broker (by id) its request steps, then ISR changes, then failures and
 #: restarts, then admin steps by topic name (creation, partitions, deletion, re-creation, reassignment), then
 #: controller failover and moves (or the former controller's step), controlled shutdowns, log directory
-#: failures, preferred elections, the auto-rebalance timer, the unclean-election config and reassignment
-#: cancellations.
+#: failures, preferred elections, the auto-rebalance timer, the unclean-election config, reassignment
+#: cancellations and the AlterPartitionReassignments requests (2.4+).
 FAMILIES: tuple[Family, ...] = (
     Family((K.ControllerProcessEvent,), _controller_steps),
     Family((K.BrokerApplyRequest, K.BrokerFailsStopReplica, K.BrokerAppliesRequestAndDies), _broker_request_steps),
@@ -466,6 +489,7 @@ FAMILIES: tuple[Family, ...] = (
     Family((K.AutoLeaderRebalanceTimer,), _auto_rebalance_timer),
     Family((K.AdminAlterUncleanLeaderElection, K.AdminAlterTopicUncleanLeaderElection), _unclean_config_changes),
     Family((K.AdminCancelReassignment,), _reassignment_cancellations),
+    Family((K.AdminAlterPartitionReassignments, K.AdminCancelPartitionReassignments), _api_reassignments),
 )
 
 

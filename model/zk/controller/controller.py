@@ -59,6 +59,11 @@ def dispatch(step: Step, event: ControllerEvent) -> None:
         process_partition_modifications(step, event.topic)
     elif event.kind is EventKind.PartitionReassignment:
         partition_reassignment.process_partition_reassignment(step)
+    elif event.kind is EventKind.ApiPartitionReassignment:
+        if step.is_active():
+            partition_reassignment.process_api_partition_reassignment(step, event.reassignments)
+        else:
+            step.messages.append("AlterPartitionReassignments response: NOT_CONTROLLER")
     elif event.kind is EventKind.PartitionReassignmentIsrChange:
         partition_reassignment.process_partition_reassignment_isr_change(step, event.partitions[0])
     elif event.kind is EventKind.Reelect:

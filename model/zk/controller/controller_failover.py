@@ -119,6 +119,9 @@ def controller_failover(step: Step, kind: str) -> None:
     step.partitions_being_reassigned = stale
     step.shutting_down_brokers = set()
     step.replicas_on_offline_dirs = set()
+    if step.scenario.since("KIP_455"):
+        step.adding_replicas = {}
+        step.removing_replicas = {}
     step.events.clear()
     step.events.append(ControllerEvent(EventKind.Reelect))
     how = {MOVE: "deleted", FAILOVER: "expired", RESIGN: "deleted by the controller that resigned"}[kind]
@@ -193,18 +196,25 @@ def on_controller_failover(step: Step) -> None:
                                       [] if step.scenario.version >= (2, 2) else None)
     replica_state_machine_startup(step)
     partition_state_machine_startup(step)
-    partition_reassignment.maybe_trigger_partition_reassignment(step, sorted(step.partitions_being_reassigned))
+    if step.scenario.since("KIP_455"):
+        partition_reassignment.initialize_partition_reassignments(step)
+    else:
+        partition_reassignment.maybe_trigger_partition_reassignment(step, sorted(step.partitions_being_reassigned))
     topic_deletion_manager.resume_deletions(step)
     preferred_replica_election.resume_pending(step)
 
 
 def initialize_controller_context(step: Step) -> None:
-    """``initializeControllerContext`` and ``initializePartitionReassignment``."""
+    """``initializeControllerContext`` and ``initializePartitionReassignment`` (before 2.4; from 2.4, KIP-455, the
+    partitions being reassigned are those whose topic znode shows adding or removing replicas, and
+    /admin/reassign_partitions is read by ``initializePartitionReassignments`` later in the failover)."""
     step.live_brokers = dict(step.zk_brokers)
     step.assignment = {(t, p): reps for t, parts in step.zk_topics.items() for p, reps in enumerate(parts)}
     step.leadership = {tp: lai for tp, lai in step.zk_partitions.items() if tp in step.assignment}
     step.shutting_down_brokers = set()
-    if step.scenario.bug("KAFKA_6193"):
+    if step.scenario.since("KIP_455"):
+        partition_reassignment.initialize_controller_context_assignments(step)
+    elif step.scenario.bug("KAFKA_6193"):
         partition_reassignment.initialize_partition_reassignment_before_kafka_6193(step)
     else:
         step.partitions_being_reassigned.update(step.zk_reassign_partitions)

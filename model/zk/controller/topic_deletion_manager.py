@@ -183,6 +183,10 @@ def complete_delete_topic(step: Step, topic: str) -> None:
     step.enqueue_once(EventKind.TopicChange)
     step.enqueue_once(EventKind.TopicDeletion)
     remove_topic(step, topic)
+    if step.scenario.since("KIP_455"):
+        from model.zk.controller import partition_reassignment
+
+        partition_reassignment.forget_topic_reassignment_state(step, topic)
     if not step.scenario.bug("DELETION_DURING_REASSIGNMENT"):
         abort_partition_reassignment_for_topic(step, topic)
 

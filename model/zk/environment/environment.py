@@ -432,6 +432,31 @@ def admin_alter_topic_unclean_leader_election(step: Step, topic: str) -> None:
     step.budget = attrs.evolve(step.budget, unclean_config_changes=step.budget.unclean_config_changes + 1)
 
 
+def admin_alter_partition_reassignments(step: Step, index: int) -> None:
+    """``Admin.alterPartitionReassignments`` (KIP-455, 2.4; ``kafka-reassign-partitions.sh --bootstrap-server
+    --execute`` from 2.5): ``KafkaApis.handleAlterPartitionReassignments`` hands the targets to the controller,
+    whose ``ApiPartitionReassignment`` event carries them. The model queues it on the active controller's queue
+    (a request reaching a broker that is not the controller, answered NOT_CONTROLLER and retried by the client, is
+    the same event later); a request queued when the controller resigns is lost with its queue, and the admin
+    does not retry it."""
+    command = step.scenario.reassignments[index]
+    step.events.append(ControllerEvent(EventKind.ApiPartitionReassignment,
+                                       reassignments=tuple(((command.topic, p), reps) for p, reps in command.targets)))
+    step.budget = attrs.evolve(step.budget,
+                               reassignments_submitted=tuple(sorted((*step.budget.reassignments_submitted, index))))
+
+
+def admin_cancel_partition_reassignments(step: Step, index: int) -> None:
+    """``Admin.alterPartitionReassignments`` with no target (``Optional.empty()``) for the partitions of an entry
+    (``kafka-reassign-partitions.sh --cancel``, 2.5): the controller reverts a partition being reassigned to its
+    original replicas (``maybeBuildReassignment``)."""
+    command = step.scenario.reassignments[index]
+    step.events.append(ControllerEvent(EventKind.ApiPartitionReassignment,
+                                       reassignments=tuple(((command.topic, p), ()) for p, _ in command.targets)))
+    step.budget = attrs.evolve(step.budget,
+                               reassignments_cancelled=tuple(sorted((*step.budget.reassignments_cancelled, index))))
+
+
 def admin_cancel_reassignment(step: Step, index: int) -> None:
     """The admin cancels a stuck reassignment the only way 2.x offers: ``rmr /admin/reassign_partitions``. The
     controller watches only the znode's creation, so the reassignment in its memory goes on until a new

@@ -73,6 +73,8 @@ class Step:
     zk_topic_unclean_leader_election_enable: set[str]
     zk_controller_epoch: int
     zk_unclean_leader_election_enable: bool
+    zk_adding_replicas: dict[TopicPartition, tuple[int, ...]]
+    zk_removing_replicas: dict[TopicPartition, tuple[int, ...]]
     # ControllerContext and TopicDeletionManager (of the acting controller)
     epoch: int
     events: list[ControllerEvent]
@@ -87,6 +89,8 @@ class Step:
     partitions_being_reassigned: dict[TopicPartition, tuple[int, ...]]
     shutting_down_brokers: set[int]
     replicas_on_offline_dirs: set[tuple[int, TopicPartition]]
+    adding_replicas: dict[TopicPartition, tuple[int, ...]]
+    removing_replicas: dict[TopicPartition, tuple[int, ...]]
     # brokers, channels and history
     brokers: dict[int, BrokerState]
     channels: dict[int, list[Request]]

@@ -80,6 +80,7 @@ class EventKind(enum.IntEnum):
     LeaderAndIsrResponseReceived = 14
     UncleanLeaderElectionEnable = 15
     TopicUncleanLeaderElectionEnable = 16
+    ApiPartitionReassignment = 17  # an AlterPartitionReassignments request (KIP-455, 2.4)
 
 
 @attrs.frozen
@@ -99,8 +100,16 @@ class ControllerEvent:
     # LeaderAndIsrResponseReceived: the partitions answered NONE that the controller may hold in replicasOnOfflineDirs
     # when it processes the event (the others change nothing)
     online_partitions: tuple[TopicPartition, ...] = ()
+    # ApiPartitionReassignment: the request's target replicas by partition (Kafka's Option[Seq[Int]]); an empty
+    # target stands for None, a cancellation (Kafka answers an empty list INVALID_REPLICA_ASSIGNMENT, which no
+    # request of the model carries)
+    reassignments: tuple[tuple[TopicPartition, tuple[BrokerId, ...]], ...] = ()
 
     def describe(self) -> str:
+        if self.kind is EventKind.ApiPartitionReassignment:
+            parts = ", ".join(f"{partition_name(tp)} -> {list(reps) if reps else 'None'}"
+                              for tp, reps in self.reassignments)
+            return f"ApiPartitionReassignment({parts})"
         if self.kind is EventKind.TopicDeletionStopReplicaResponseReceived:
             parts = ", ".join(partition_name(tp) for tp in self.partitions)
             return (f"TopicDeletionStopReplicaResponseReceived(broker={self.broker}, [{parts}], "
@@ -259,6 +268,10 @@ class ZkState:
     unclean_leader_election_enable: bool = False  # the cluster-wide dynamic config (/config/brokers/<default>)
     # topics whose config (/config/topics/<t>) sets unclean.leader.election.enable=true
     topic_unclean_leader_election_enable: tuple[str, ...] = attrs.field(default=(), metadata=SET)
+    # the topic znode's "adding_replicas" and "removing_replicas" (TopicZNode version 2, KIP-455, 2.4): by partition,
+    # only partitions with a non-empty list (empty before 2.4)
+    adding_replicas: tuple[tuple[TopicPartition, tuple[BrokerId, ...]], ...] = attrs.field(default=(), metadata=MAP)
+    removing_replicas: tuple[tuple[TopicPartition, tuple[BrokerId, ...]], ...] = attrs.field(default=(), metadata=MAP)
 
     def topic_assignment(self, topic: str) -> tuple[tuple[int, ...], ...] | None:
         for name, reps in self.topics:
@@ -296,6 +309,10 @@ class ControllerState:
     shutting_down_brokers: tuple[BrokerId, ...] = attrs.field(default=(), metadata=SET)  # shuttingDownBrokerIds
     # replicasOnOfflineDirs, (broker, partition)
     replicas_on_offline_dirs: tuple[tuple[BrokerId, TopicPartition], ...] = attrs.field(default=(), metadata=SET)
+    # ReplicaAssignment.addingReplicas and removingReplicas of partitionAssignments (KIP-455, 2.4; empty before): by
+    # partition, only partitions with a non-empty list; ``assignments`` holds the full replica set
+    adding_replicas: tuple[tuple[TopicPartition, tuple[BrokerId, ...]], ...] = attrs.field(default=(), metadata=MAP)
+    removing_replicas: tuple[tuple[TopicPartition, tuple[BrokerId, ...]], ...] = attrs.field(default=(), metadata=MAP)
 
 
 @attrs.frozen
