@@ -341,9 +341,9 @@ def test_cli_rejects_driver_level_seconds_with_the_local_engine(tmp_path: Path) 
 
 def test_versions_after_2_3_run_what_the_model_has() -> None:
     """2.4 - 3.9 load where every change the scenario reaches is modelled: a 3.9 cluster speaking protocol 2.5
-    without ISR changes; its bug defaults are those of 3.9 (every 2.x fix in, KAFKA-14808 unfixed)."""
+    without ISR changes; its bug defaults are those of 3.9 (every 2.x fix in)."""
     scenario = load_scenario(GOOD + '[kafka]\nversion = "3.9"\ninter_broker_protocol_version = "2.5"\n')
     assert (scenario.version, scenario.inter_broker_protocol) == ((3, 9), (2, 5))
     assert scenario.since("KAFKA_13225") and scenario.since("KAFKA_10149") and not scenario.since("KIP_570")
-    assert scenario.bugs == frozenset({"DELETION_DURING_REASSIGNMENT", "KAFKA_14808"})
+    assert scenario.bugs == frozenset({"DELETION_DURING_REASSIGNMENT"})
     assert load_scenario(GOOD).inter_broker_protocol == (2, 3)

@@ -56,7 +56,7 @@ from model.zk.controller import partition_state_machine, replica_state_machine, 
 from model.zk.controller.kafka_zk_client import update_leader_and_isr
 from model.zk.state.states import PartitionState, ReplicaState
 from model.zk.state.step import ControllerError, ControllerMovedException, Step
-from model.zk.state.values import NO_LEADER, ControllerEvent, EventKind, LeaderAndIsr, TopicPartition
+from model.zk.state.values import ControllerEvent, EventKind, LeaderAndIsr, TopicPartition
 
 R = ReplicaState
 
@@ -459,8 +459,8 @@ def process_api_partition_reassignment(step: Step, reassignments: Sequence[tuple
 def replicas_are_valid(step: Step, tp: TopicPartition, target: Sequence[int] | None) -> str:
     """``replicasAreValid`` (2.4; the message of KAFKA-9329, 2.5): "" when valid. A target is non-empty, without
     duplicates or negative ids, and its adding replicas are live brokers (``liveBrokerIds``: registered, not
-    shutting down). KAFKA-14808's fix (PR #13451, in no release: the switch KAFKA_14808 is on at every version)
-    also refuses a target whose unneeded replicas include the current leader."""
+    shutting down). KAFKA-14808's fix (PR #13451: a target whose unneeded replicas include the current leader is
+    refused) is in no release, so the model has none."""
     if target is None:
         return ""
     if not target or len(set(target)) != len(target) or any(r < 0 for r in target):
@@ -471,13 +471,6 @@ def replicas_are_valid(step: Step, tp: TopicPartition, target: Sequence[int] | N
     if not set(new.adding_replicas) <= live:
         return (f"Replica assignment has brokers that are not alive. Replica list: {list(new.adding_replicas)}, "
                 f"live broker list: {sorted(live)}")
-    if not step.scenario.bug("KAFKA_14808"):
-        lai = step.leadership.get(tp)
-        leader = lai.leader if lai is not None else NO_LEADER
-        unneeded = [r for r in current.replicas if r not in new.replicas]
-        if leader in unneeded:
-            return (f"Current leader is inside unneeded adding replicas. Current leader: {leader}, unneeded adding "
-                    f"replica list: {unneeded}")
     return ""
 
 
