@@ -18,11 +18,15 @@ later state in the same situation. It changes the speed, never a successor or it
   such read a step's path depends on the situation alone, so the same situation always reads the same tables.
   The effect: the broker's part, how many requests it took, the events it queued, the budget, the history, the log.
 * :class:`ControllerStepMemo`, ``ControllerProcessEvent`` (raced or not). The situation: the action, the
-  ZooKeeper, controller and zombie parts, the budget and the history (by identity), the standby reassignments,
-  and the parts of the brokers without a channel (the requests sent to such a broker reach the head of its
-  channel, where the UpdateMetadata ones are applied at once). A step that reads the brokers or the channels (a
-  failed broker's channel dropped, a controlled shutdown answered, an ISR write landing inside it; sending only
-  appends to a channel) keys on all of them.
+  ZooKeeper, controller and zombie parts, the budget and the history (by identity), the standby reassignments.
+  The first step taken in a situation is watched: the brokers it sent requests to and the channels it read by
+  their broker (a failed broker's channel dropped by ``removeBroker``) are its :class:`_Touched`, and the
+  situation also keys on them: on whether each broker sent to has a channel and, if not, on its part (the
+  requests sent to such a broker reach the head of its channel, where the UpdateMetadata ones are applied at
+  once), and on the parts and requests of the channels read. A step that reads the brokers or reads the channels
+  other than by their broker (a controlled shutdown answered, an ISR write landing inside it) keys on all of
+  them. Up to its first read of a channel a step's path depends on the situation alone; a later step in the same
+  situation that touches other brokers or channels is taken in full and not memoised.
 
 Both rest on the heads being settled: no UpdateMetadata waits at the head of a live broker's channel that the
 step does not take (:func:`~model.zk.environment.environment.apply_update_metadata_at_heads` runs after every step;
@@ -85,8 +89,6 @@ def _watched(base: type, reading: tuple[str, ...]) -> type:
 
 _WatchedList = _watched(list, ("__iter__", "__len__", "__getitem__", "__contains__", "__eq__", "__ne__", "__reversed__",
                                "pop", "remove", "index", "count", "copy", "clear", "__delitem__", "__setitem__"))
-_WatchedDict = _watched(dict, ("__iter__", "__len__", "__getitem__", "__contains__", "__eq__", "__ne__", "get", "items",
-                               "keys", "values", "pop", "popitem", "copy", "clear", "__delitem__"))
 
 
 def _watch_list(items: Any, watch: _Watch) -> Any:
@@ -291,8 +293,9 @@ def _applied(queue: tuple[Request, ...]) -> tuple[Request, ...]:
 class _ControllerEffect:
     """What a controller step changed. With ``whole`` (the step read the brokers or the channels, and its situation
     keys on all of them) ``brokers`` and ``channels`` are the state's; otherwise ``brokers`` maps the brokers
-    without a channel before the step to their part after it, ``queues`` those brokers to their queue after it,
-    and ``appended`` the others to the requests the step appended to their queue. ``successor`` False: the
+    it touched (:class:`_Touched`) that had no channel before the step or whose channel it read to their part
+    after it, ``queues`` those brokers to their queue after it, and ``appended`` the others sent to (each with a
+    channel) to the requests the step appended to their queue. ``successor`` False: the
     action has none. ``held`` keeps the parts keyed on by identity alive while the effect is stored."""
 
     successor: bool
@@ -314,10 +317,8 @@ class _ControllerEffect:
 class ControllerStepMemo(_Memo):
     """The effects of the active controller's steps (``ControllerProcessEvent``, raced or not) by situation: the
     action, the ZooKeeper, controller and zombie parts, the budget and the history (by identity), the standby
-    reassignments (by value) and the parts of the brokers that have no channel (by identity): the requests a
-    step sends to such a broker reach the head of its channel, where the UpdateMetadata ones are applied at once.
-    A step that reads the brokers or the channels (a failed broker's channel dropped, a controlled shutdown
-    answered, an ISR write landing inside the step; sending only appends to a channel) is keyed on all of them.
+    reassignments (by value), then on the brokers and channels its first step touched (:class:`_Touched`), or on
+    all of them when that step read the brokers or read the channels other than by their broker.
     ``take(step, action, settle=False)`` is the model's step without the UpdateMetadata requests at the heads,
     which the memo applies itself after watching the step."""
 
@@ -326,53 +327,73 @@ class ControllerStepMemo(_Memo):
     def successor(self, state: ClusterState, action: Any) -> ClusterState | None:
         if not self.entries or not _heads_settled(state):
             return self._step(state, action)[0]
-        queued = {b for b, _ in state.channels}
         key: tuple[Any, ...] = (action, id(state.zk), id(state.controller), id(state.zombie), id(state.budget),
-                                id(state.history), state.standby_reassignments,
-                                tuple(None if b.id in queued else id(b) for b in state.brokers))
+                                id(state.history), state.standby_reassignments)
         effects = self._effects
         effect = effects.get(key)
         if effect is _WHOLE:
             key = _keyed_on_all(key, state)
             effect = effects.get(key)
             if effect is None:
-                return self._watched_step(state, action, key, keyed_on_all=True)
+                return self._watched_step(state, action, key, _WHOLE)
+        elif isinstance(effect, _Touched):
+            touched = effect
+            key = touched.key(key, state)
+            effect = effects.get(key)
+            if effect is None:
+                return self._watched_step(state, action, key, touched)
         elif effect is None:
-            return self._watched_step(state, action, key, keyed_on_all=False)
+            return self._watched_step(state, action, key, None)
         if effect is _NOT_MEMOISED:
             return self._step(state, action)[0]
         return self._apply(state, effect)
 
-    def _step(self, state: ClusterState, action: Any) -> tuple[ClusterState | None, bool]:
-        """The step's successor, and whether it read the brokers or the channels before the heads were settled."""
+    def _step(self, state: ClusterState, action: Any) -> tuple[ClusterState | None, Any]:
+        """The step's successor, and what it touched before the heads were settled: ``_WHOLE`` when it read the
+        brokers or a channel other than by its broker (iterating over them), else the :class:`_Touched` brokers."""
         step = Step(self.scenario, state)
-        watch = _Watch()
-        channels = _WatchedDict((b, _watch_list(q, watch)) for b, q in state.channels)
+        watch = _ChannelWatch()
+        channels = _ChannelsDict((b, _channel_list(q, watch, b)) for b, q in state.channels)
         channels.watch = watch
         step.channels = channels
         taken = self.take(step, action, settle=False)
         watch.recording = False
-        read = watch.read or "brokers" in step.__dict__
+        if watch.whole or "brokers" in step.__dict__:
+            touched: Any = _WHOLE
+        else:
+            # The brokers the step sent requests to (appending to a channel reads nothing of it)
+            before = dict(state.channels)
+            touched = _Touched(tuple(sorted(b for b, q in channels.items() if len(q) > len(before.get(b, ())))),
+                               tuple(sorted(watch.keys)))
         if not taken:
-            return None, read
+            return None, touched
         step.channels = {b: list(q) for b, q in channels.items()}
         environment.apply_update_metadata_at_heads(step)
-        return step.freeze(), read
+        return step.freeze(), touched
 
     def _watched_step(self, state: ClusterState, action: Any, key: tuple[Any, ...],
-                      keyed_on_all: bool) -> ClusterState | None:
-        child, read = self._step(state, action)
-        if read and not keyed_on_all:
-            self._store(key, _WHOLE)
-            key = _keyed_on_all(key, state)
-            keyed_on_all = True
-        self._store(key, _ControllerEffect(False) if child is None else self._effect_of(state, child, keyed_on_all))
+                      keyed_on: Any) -> ClusterState | None:
+        """The step taken in full and its effect stored under ``key``, which is keyed on ``keyed_on``: None (the
+        situation alone), ``_WHOLE`` (all brokers and channels) or the :class:`_Touched` brokers and channels."""
+        child, touched = self._step(state, action)
+        if keyed_on is None:
+            if touched is _WHOLE:
+                self._store(key, _WHOLE)
+                key = _keyed_on_all(key, state)
+            elif touched.brokers or touched.channels:
+                self._store(key, touched)
+                key = touched.key(key, state)
+            keyed_on = touched
+        elif keyed_on is not _WHOLE and touched != keyed_on:
+            return child  # another path than the situation's first step: not memoised
+        whole = keyed_on is _WHOLE
+        self._store(key, _ControllerEffect(False) if child is None else self._effect_of(state, child, whole, touched))
         return child
 
     @staticmethod
-    def _effect_of(state: ClusterState, child: ClusterState, whole: bool) -> Any:
+    def _effect_of(state: ClusterState, child: ClusterState, whole: bool, touched: Any) -> Any:
         """The step's effect, or ``_NOT_MEMOISED`` when, not keyed on all brokers and channels, it changed a broker
-        with a channel or took from a channel."""
+        or a channel it did not touch other than by appending requests."""
         held = (state.zk, state.controller, state.zombie, state.budget, state.history, state.brokers,
                 *(q for _, q in state.channels))
         common: dict[str, Any] = dict(
@@ -385,20 +406,24 @@ class ControllerStepMemo(_Memo):
         after = dict(child.channels)
         if len(child.brokers) != len(state.brokers):
             return _NOT_MEMOISED
+        own = {*(b for b in touched.brokers if b not in before), *touched.channels}
         brokers, queues, appended = {}, {}, {}
         for b0, b1 in zip(state.brokers, child.brokers, strict=True):
             if b0.id != b1.id:
                 return _NOT_MEMOISED
-            if b0.id in before:
+            if b0.id in own:
+                brokers[b0.id] = b1
+                queues[b0.id] = after.get(b0.id, ())
+            elif b1 is not b0:
+                return _NOT_MEMOISED
+            elif b0.id in before:
                 q0, q1 = before[b0.id], after.get(b0.id, ())
-                if b1 is not b0 or len(q1) < len(q0) or any(
-                        r0 is not r1 for r0, r1 in zip(q0, q1[:len(q0)], strict=True)):
+                if len(q1) < len(q0) or any(r0 is not r1 for r0, r1 in zip(q0, q1[:len(q0)], strict=True)):
                     return _NOT_MEMOISED
                 if len(q1) > len(q0):
                     appended[b0.id] = q1[len(q0):]
-            else:
-                brokers[b0.id] = b1
-                queues[b0.id] = after.get(b0.id, ())
+            elif b0.id in after:
+                return _NOT_MEMOISED
         if set(after) - {b.id for b in state.brokers}:
             return _NOT_MEMOISED
         return _ControllerEffect(True, brokers=brokers, queues=queues, appended=appended, **common)
@@ -411,20 +436,102 @@ class ControllerStepMemo(_Memo):
             brokers, channels = effect.brokers, effect.channels
         else:
             known, queues, appended = effect.brokers, effect.queues, effect.appended
-            brokers = tuple(known.get(b.id, b) for b in state.brokers)
+            brokers = tuple(known.get(b.id, b) for b in state.brokers) if known else state.brokers
             queue_of = dict(state.channels)
             channels = []
             for b in brokers:
-                q = queue_of.get(b.id)
+                q = queues.get(b.id)
                 if q is None:
-                    q = queues[b.id]
-                elif b.id in appended:
-                    q = q + appended[b.id]
+                    q = queue_of.get(b.id, ())
+                    if b.id in appended:
+                        q = q + appended[b.id]
                 if q:
                     channels.append((b.id, q))
             channels = tuple(channels)
         return ClusterState(effect.zk, effect.controller, brokers, channels, effect.budget, effect.history,
                             effect.log, effect.zombie, effect.standby_reassignments)
+
+
+@attrs.frozen
+class _Touched:
+    """The brokers and channels a situation's controller steps touch: ``brokers``, those the step sent requests
+    to, and ``channels``, those it read by their broker (the channel of a failed broker, dropped by
+    ``ControllerChannelManager.removeBroker``). The situation then keys on whether each broker sent to has a
+    channel, and if not, on its part (the UpdateMetadata requests at the head of a channel are applied at once:
+    otherwise the step only appends to the channel); and on the parts and the requests of the channels read, by
+    identity."""
+
+    brokers: tuple[int, ...]
+    channels: tuple[int, ...]
+
+    def key(self, key: tuple[Any, ...], state: ClusterState) -> tuple[Any, ...]:
+        queues = dict(state.channels)
+        parts = {b.id: b for b in state.brokers}
+        return (key, tuple(-1 if b in queues else id(parts.get(b)) for b in self.brokers),
+                tuple((id(parts.get(b)), tuple(map(id, queues.get(b, ())))) for b in self.channels))
+
+
+class _ChannelWatch:
+    """Which channels a watched controller step read: by their broker (``keys``), or all of them (``whole``)."""
+
+    def __init__(self) -> None:
+        self.keys: set[int] = set()
+        self.whole = False
+        self.recording = True
+
+    def note(self, key: int) -> None:
+        if self.recording:
+            self.keys.add(key)
+
+    def note_all(self) -> None:
+        if self.recording:
+            self.whole = True
+
+
+def _noting_key(name: str) -> Callable[..., Any]:
+    method = getattr(dict, name)
+
+    def noted(self: Any, key: Any, *args: Any) -> Any:
+        self.watch.note(key)
+        return method(self, key, *args)
+
+    return noted
+
+
+def _noting_all(name: str) -> Callable[..., Any]:
+    method = getattr(dict, name)
+
+    def noted(self: Any, *args: Any) -> Any:
+        self.watch.note_all()
+        return method(self, *args)
+
+    return noted
+
+
+#: The channels of a watched controller step: reading a channel by its broker notes that broker, any other read
+#: notes them all (``setdefault``, by which requests are sent, and assigning a channel are no reads).
+_ChannelsDict = type("_ChannelsDict", (dict,), {
+    **{name: _noting_key(name) for name in ("__getitem__", "__contains__", "get", "pop", "__delitem__")},
+    **{name: _noting_all(name) for name in ("__iter__", "__len__", "__eq__", "__ne__", "items", "keys", "values",
+                                            "popitem", "copy", "clear")},
+})
+
+
+class _KeyNote:
+    """A channel's watch: notes its broker."""
+
+    def __init__(self, watch: _ChannelWatch, key: int):
+        self.watch = watch
+        self.key = key
+
+    def note(self) -> None:
+        self.watch.note(self.key)
+
+
+def _channel_list(queue: Any, watch: _ChannelWatch, broker: int) -> Any:
+    watched = _WatchedList(queue)
+    watched.watch = _KeyNote(watch, broker)
+    return watched
 
 
 def _keyed_on_all(key: tuple[Any, ...], state: ClusterState) -> tuple[Any, ...]:
