@@ -173,32 +173,36 @@ class Step:
             zombie = None if self.resigned or not acting.events else acting
         else:
             controller, zombie = acting, self.other_controller
-        log = StepLog(
-            replica_transitions=tuple(self.replica_transitions),
-            illegal_transitions=tuple(self.illegal_transitions),
-            messages=tuple(self.messages),
-            completed_deletions=tuple(self.completed_deletions),
-            deletion_retries=tuple(self.deletion_retries),
-            elections=tuple(self.elections),
-            isr_updates=tuple(self.isr_updates),
-            zk_conflicts=tuple(self.zk_conflicts),
-            reassignments_completed=tuple(self.reassignments_completed),
-            partitions_added=tuple(self.partitions_added),
-            topics_created=tuple(self.topics_created),
-            additions_reverted=tuple(self.additions_reverted),
-            failed_elections=tuple(self.failed_elections),
-            repeated_elections=tuple(self.repeated_elections),
-            controller_initialized=self.controller_initialized,
-            initial_replica_states=tuple(self.initial_replica_states),
-            zombie_step=self.acting_zombie,
-            zombie_resigned=self.acting_zombie and zombie is None,
-            controlled_shutdown_results=tuple(self.controlled_shutdown_results),
-            preferred_elections_completed=tuple(self.preferred_elections_completed),
-            zk_write_fenced=self.zk_write_fenced,
-            controller_resignations=tuple(self.controller_resignations),
-            processed_event=self.processed_event,
-            rejection=self.rejection,
-        )
+        zombie_resigned = self.acting_zombie and zombie is None
+        if not self.logged():
+            log = _QUIET_LOGS[(self.acting_zombie, zombie_resigned, self.processed_event, self.rejection)]
+        else:
+            log = StepLog(
+                replica_transitions=tuple(self.replica_transitions),
+                illegal_transitions=tuple(self.illegal_transitions),
+                messages=tuple(self.messages),
+                completed_deletions=tuple(self.completed_deletions),
+                deletion_retries=tuple(self.deletion_retries),
+                elections=tuple(self.elections),
+                isr_updates=tuple(self.isr_updates),
+                zk_conflicts=tuple(self.zk_conflicts),
+                reassignments_completed=tuple(self.reassignments_completed),
+                partitions_added=tuple(self.partitions_added),
+                topics_created=tuple(self.topics_created),
+                additions_reverted=tuple(self.additions_reverted),
+                failed_elections=tuple(self.failed_elections),
+                repeated_elections=tuple(self.repeated_elections),
+                controller_initialized=self.controller_initialized,
+                initial_replica_states=tuple(self.initial_replica_states),
+                zombie_step=self.acting_zombie,
+                zombie_resigned=zombie_resigned,
+                controlled_shutdown_results=tuple(self.controlled_shutdown_results),
+                preferred_elections_completed=tuple(self.preferred_elections_completed),
+                zk_write_fenced=self.zk_write_fenced,
+                controller_resignations=tuple(self.controller_resignations),
+                processed_event=self.processed_event,
+                rejection=self.rejection,
+            )
         source = self.source
         channels = thawed("channels")
         if self.acting_zombie and zombie is None:
@@ -218,6 +222,17 @@ class Step:
             zombie=zombie,
             standby_reassignments=self.standby_reassignments,
         )
+
+    def logged(self) -> bool:
+        """Whether the step wrote its log beyond the event it processed and the broker's rejection: otherwise its
+        :class:`StepLog` is one of the few shared ones (``_QUIET_LOGS``), with no tuples made."""
+        return bool(self.replica_transitions or self.illegal_transitions or self.messages
+                    or self.completed_deletions or self.deletion_retries or self.elections or self.isr_updates
+                    or self.zk_conflicts or self.reassignments_completed or self.partitions_added
+                    or self.topics_created or self.additions_reverted or self.failed_elections
+                    or self.repeated_elections or self.controller_initialized or self.initial_replica_states
+                    or self.controlled_shutdown_results or self.preferred_elections_completed
+                    or self.zk_write_fenced or self.controller_resignations)
 
     # ---- ZooKeeper writes ----
     def controller_writes_zk(self, what: str) -> None:
@@ -492,13 +507,21 @@ class _Thaw:
         unchanged = " and ".join(["lazy_attrs.isdisjoint(d)",
                                   *(f"d[{attr!r}] == before.{name}" for name, attr in self.scalars),
                                   *(f"_same_queue(d[{attr!r}], before.{name})" for name, attr in self.queues)])
-        values = [*(f"{name}=d[{attr!r}]" for name, attr in self.scalars),
-                  *(f"{name}=before.{name} if _same_queue(d[{attr!r}], before.{name}) else tuple(d[{attr!r}])"
+        # Each field's frozen value in a local; the tables, sets and queues the step left holding the same values
+        # keep their tuple (_items, _sorted, _same_queue), so the value is unchanged exactly when every table is
+        # its tuple and every scalar equal: then ``before`` itself, without making and comparing a new value.
+        values = [*(f"    f_{name} = d[{attr!r}]" for name, attr in self.scalars),
+                  *(f"    f_{name} = before.{name} if _same_queue(d[{attr!r}], before.{name}) else tuple(d[{attr!r}])"
                     for name, attr in self.queues),
-                  *(f"{name}={'_sorted' if shape is Shape.SET else '_items'}(d.get({attr!r}), before.{name})"
+                  *(f"    f_{name} = {'_sorted' if shape is Shape.SET else '_items'}(d.get({attr!r}), before.{name})"
                     for name, attr, shape in self.lazy)]
+        same = " and ".join([*(f"f_{name} == before.{name}" for name, _ in self.scalars),
+                             *(f"f_{name} is before.{name}" for name, _ in self.queues),
+                             *(f"f_{name} is before.{name}" for name, _, _ in self.lazy)])
+        frozen = [name for name, _ in self.scalars] + [name for name, _ in self.queues] + [n for n, _, _ in self.lazy]
         freeze = ["def freeze(st, before):", "    d = st.__dict__", f"    if {unchanged}:", "        return before",
-                  f"    return _unchanged_or(before, cls({', '.join(values)}))"]
+                  *values, f"    if {same}:", "        return before",
+                  f"    return cls({', '.join(f'{n}=f_{n}' for n in frozen)})"]
         thaws = [f"def thaw_{attr}(st):\n    return {'set' if shape is Shape.SET else 'dict'}({of}.{name})"
                  for name, attr, shape in self.lazy]
         define_functions("\n\n".join(["\n".join(start), "\n".join(freeze), *thaws]), f"Step: {cls.__name__}",
@@ -527,6 +550,20 @@ _THAW: dict[str, Callable[[Step], Any]] = {
     "brokers": lambda st: {b.id: b for b in st.source.brokers},
     "channels": lambda st: {b: list(q) for b, q in st.source.channels},
 }
+
+
+class _QuietLogs(dict[tuple[bool, bool, ControllerEvent | None, str], StepLog]):
+    """The :class:`StepLog` of a step that logged nothing but the event it processed and a broker's rejection,
+    made once per such (zombie step, zombie resigned, event, rejection) and shared: a frozen value."""
+
+    def __missing__(self, key: tuple[bool, bool, ControllerEvent | None, str]) -> StepLog:
+        zombie_step, zombie_resigned, event, rejection = key
+        log = self[key] = StepLog(zombie_step=zombie_step, zombie_resigned=zombie_resigned, processed_event=event,
+                                  rejection=rejection)
+        return log
+
+
+_QUIET_LOGS = _QuietLogs()
 
 
 def copied_scalars(state: ClusterState) -> tuple[Any, ...]:
