@@ -504,6 +504,18 @@ class _Thaw:
         start = ["def start(st, v):", "    pass",
                  *(f"    st.{attr} = v.{name}" for name, attr in self.scalars),
                  *(f"    st.{attr} = list(v.{name})" for name, attr in self.queues)]
+        freeze = self._freeze_source()
+        thaws = [f"def thaw_{attr}(st):\n    return {'set' if shape is Shape.SET else 'dict'}({of}.{name})"
+                 for name, attr, shape in self.lazy]
+        define_functions("\n\n".join(["\n".join(start), "\n".join(freeze), *thaws]), f"Step: {cls.__name__}",
+                         namespace)
+        self.start: Callable[[Step, Any], None] = namespace["start"]
+        self.freeze: Callable[[Step, Any], Any] = namespace["freeze"]
+        self.thaw: dict[str, Callable[[Step], Any]] = {attr: namespace[f"thaw_{attr}"] for _, attr, _ in self.lazy}
+
+    def _freeze_source(self) -> list[str]:
+        """The lines of the generated ``freeze(st, before)``: the class's value of the step, ``before`` itself when
+        the step left it unchanged."""
         unchanged = " and ".join(["lazy_attrs.isdisjoint(d)",
                                   *(f"d[{attr!r}] == before.{name}" for name, attr in self.scalars),
                                   *(f"_same_queue(d[{attr!r}], before.{name})" for name, attr in self.queues)])
@@ -522,13 +534,7 @@ class _Thaw:
         freeze = ["def freeze(st, before):", "    d = st.__dict__", f"    if {unchanged}:", "        return before",
                   *values, f"    if {same}:", "        return before",
                   f"    return cls({', '.join(f'{n}=f_{n}' for n in frozen)})"]
-        thaws = [f"def thaw_{attr}(st):\n    return {'set' if shape is Shape.SET else 'dict'}({of}.{name})"
-                 for name, attr, shape in self.lazy]
-        define_functions("\n\n".join(["\n".join(start), "\n".join(freeze), *thaws]), f"Step: {cls.__name__}",
-                         namespace)
-        self.start: Callable[[Step, Any], None] = namespace["start"]
-        self.freeze: Callable[[Step, Any], Any] = namespace["freeze"]
-        self.thaw: dict[str, Callable[[Step], Any]] = {attr: namespace[f"thaw_{attr}"] for _, attr, _ in self.lazy}
+        return freeze
 
 
 def _same_queue(queue: list[Any], before: tuple[Any, ...]) -> bool:
