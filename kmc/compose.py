@@ -16,6 +16,7 @@ from pathlib import Path
 from explorer.contract import ModelFactory
 from invariants.registry import all_specs, select
 from model.scenario import Scenario, ScenarioError, load_scenario, load_scenario_file, with_properties
+from model.kraft.kraft_model import KraftControllerModel
 from model.zk.kafka_model import KafkaControllerModel
 from spark_explore import submit
 
@@ -76,12 +77,18 @@ def select_properties(scenario: Scenario, only: Sequence[str] = (), skip: Sequen
     return with_properties(scenario, kept)
 
 
-def build_kafka_model(toml_text: str) -> KafkaControllerModel:
+def build_kafka_model(toml_text: str) -> KafkaControllerModel | KraftControllerModel:
     """The Kafka model with the scenario's selected properties, from the scenario's TOML text."""
     return model_for(load_scenario(toml_text))
 
 
-def model_for(scenario: Scenario) -> KafkaControllerModel:
+def model_for(scenario: Scenario) -> KafkaControllerModel | KraftControllerModel:
+    """The scenario's controller model: the ZooKeeper controller's, or the KRaft controller's
+    (``[kafka] controller = "kraft"``) with the KRaft properties (:mod:`invariants.kraft_properties`)."""
+    if scenario.kraft is not None:
+        from invariants.kraft_properties import select_kraft
+
+        return KraftControllerModel(scenario, select_kraft(scenario))
     return KafkaControllerModel(scenario, select(scenario))
 
 

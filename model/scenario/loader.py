@@ -29,6 +29,7 @@ import attrs
 
 from model.admin import assignment as kafka_assignment
 from model.scenario.bugs import BUGS, renamed_switch_hint
+from model.scenario.kraft import KraftSettings
 from model.scenario.versions import DEFAULT_VERSION, GATES, SUPPORTED_VERSIONS, parse_version, refusal
 
 #: A scenario file larger than this is not a scenario (the shipped ones are under 2 KB).
@@ -161,6 +162,12 @@ class Scenario:
     auto_leader_rebalance_enable: bool = True  # Kafka's default; the timer fires [bounds] auto_rebalance_checks times
     leader_imbalance_per_broker_percentage: int = 10
     inter_broker_protocol: tuple[int, int] = (2, 3)  # inter.broker.protocol.version, at most ``version``
+    kraft: KraftSettings | None = None  # ``[kafka] controller = "kraft"``: the KRaft controller's settings and bounds
+
+    @property
+    def controller(self) -> str:
+        """Which controller the scenario runs: ``"zk"`` or ``"kraft"`` (``[kafka] controller``)."""
+        return "zk" if self.kraft is None else "kraft"
 
     def since(self, gate: str) -> bool:
         """Whether the behaviour that changed with ``gate`` (:data:`model.scenario.versions.GATES`) is in force."""
@@ -209,7 +216,7 @@ _TOPIC_KEYS = {
     "created", "deleted_by_admin", "add_partitions", "recreated_by_admin", "recreated_replicas",
     "preferred_replica_election", "partially_deleted", "unclean_leader_election_enable_by_admin",
 }
-_KAFKA_KEYS = {"version", "inter_broker_protocol_version", "delete_topic_enable", "unclean_leader_election_enable",
+_KAFKA_KEYS = {"controller", "version", "inter_broker_protocol_version", "delete_topic_enable", "unclean_leader_election_enable",
                "auto_leader_rebalance_enable",
                "leader_imbalance_per_broker_percentage"}
 _BOUNDS_KEYS = {field.name for field in attrs.fields(Bounds)}
@@ -259,6 +266,10 @@ def load_scenario(text: str, default_name: str = "scenario") -> Scenario:
     _check_keys(doc, _TOP_KEYS, "the scenario's top level")
 
     kafka = _table(doc, "kafka")
+    if _controller(kafka) == "kraft":
+        from model.scenario.kraft import load_kraft_scenario
+
+        return load_kraft_scenario(doc, text, default_name)
     _check_keys(kafka, _KAFKA_KEYS, "[kafka]")
     version = _version(kafka)
     inter_broker_protocol = _inter_broker_protocol(kafka, version)
@@ -276,19 +287,7 @@ def load_scenario(text: str, default_name: str = "scenario") -> Scenario:
 
     bugs = _bugs(doc, version)
 
-    name = doc.get("name", default_name)
-    description = doc.get("description", "")
-    if not isinstance(name, str) or not isinstance(description, str):
-        raise ScenarioError("the scenario's name and description must be strings.")
-    if not name or len(name) > NAME_MAX or not name.isprintable():
-        raise ScenarioError(f"the scenario's name '{shown(name)}' must be 1 to {NAME_MAX} printable characters "
-                            "(no newline or control character); give a short name.")
-    description = description.replace("\r\n", "\n")  # a file saved with Windows line ends
-    control = next((c for c in description if not (c.isprintable() or c in "\n\t")), None)
-    if control is not None:
-        # Printed on terminals and in reports: an escape sequence could clear the screen or forge a verdict line.
-        raise ScenarioError(f"the scenario's description holds the control character {shown(control)!r}; "
-                            "write it as plain text (lines, tabs and printable characters only).")
+    name, description = _name_and_description(doc, default_name)
     scenario = Scenario(
         name=name,
         description=description,
@@ -316,6 +315,34 @@ def load_scenario(text: str, default_name: str = "scenario") -> Scenario:
                             f"cancelled_through_api), which Kafka has from 2.4 (KIP-455); set [kafka] version to "
                             f"\"2.4\" or later, or drop those keys.")
     return scenario
+
+
+
+def _controller(kafka: Mapping[str, Any]) -> str:
+    """``[kafka] controller``: ``"zk"`` (the default, the ZooKeeper-era controller) or ``"kraft"``."""
+    controller = kafka.get("controller", "zk")
+    if controller not in ("zk", "kraft"):
+        raise ScenarioError(f"[kafka] controller = {shown(repr(controller))} is not a controller kmc models; use "
+                            "\"zk\" (the default) or \"kraft\".")
+    return str(controller)
+
+
+def _name_and_description(doc: Mapping[str, Any], default_name: str) -> tuple[str, str]:
+    """The scenario's ``name`` (``default_name`` when absent) and ``description``, checked."""
+    name = doc.get("name", default_name)
+    description = doc.get("description", "")
+    if not isinstance(name, str) or not isinstance(description, str):
+        raise ScenarioError("the scenario's name and description must be strings.")
+    if not name or len(name) > NAME_MAX or not name.isprintable():
+        raise ScenarioError(f"the scenario's name '{shown(name)}' must be 1 to {NAME_MAX} printable characters "
+                            "(no newline or control character); give a short name.")
+    description = description.replace("\r\n", "\n")  # a file saved with Windows line ends
+    control = next((c for c in description if not (c.isprintable() or c in "\n\t")), None)
+    if control is not None:
+        # Printed on terminals and in reports: an escape sequence could clear the screen or forge a verdict line.
+        raise ScenarioError(f"the scenario's description holds the control character {shown(control)!r}; "
+                            "write it as plain text (lines, tabs and printable characters only).")
+    return name, description
 
 
 def _version(kafka: Mapping[str, Any]) -> tuple[int, int]:

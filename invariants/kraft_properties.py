@@ -1,0 +1,142 @@
+"""The KRaft model's named properties, in a registry of their own.
+
+Claims about the KRaft controller's metadata (read from the controller's image, the replay of the whole metadata
+log) and about the data the brokers hold. The names start with ``kraft_`` (``sometimes_kraft_`` for the
+sometimes properties); a KRaft scenario's ``[check] properties`` selects among them, and the ZooKeeper model's
+registry (:mod:`invariants.registry`) never sees them.
+
+``kraft_no_acknowledged_record_lost`` is the KIP-966 TLA+ specification's ``LeaderCompletenessProperty``
+(``kip_966_properties.tla``) with its records abstracted to (offset, leader epoch): whenever the controller's
+image names a leader that is running and unfenced, every record acknowledged to a producer (acks=all) is in that
+leader's log at its offset, with its epoch. A leader elected without an acknowledged record has lost it for every
+consumer: its followers truncate to its log. (The specification's ``NoCommittedRecordLostGlobally``, "some
+broker still has it", is weaker: it holds until the followers truncate.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from explorer.contract import Evidence, Property, PropertyKind
+from invariants.registry import PropertySpec
+from model.kraft.actions import ActionKind
+from model.kraft.records import NO_LEADER, replay
+from model.kraft.state import KraftState
+from model.scenario import Scenario, ScenarioError
+
+KRAFT_REGISTRY: dict[str, PropertySpec] = {}
+
+
+def _register(name: str, kind: PropertyKind, group: str, description: str,
+              check: Callable[..., Evidence | None]) -> None:
+    KRAFT_REGISTRY[name] = PropertySpec(name, kind, group, description, lambda _scenario: check)
+
+
+def _partitions(state: KraftState) -> Iterable[tuple[int, Any]]:
+    return enumerate(replay(state.metadata_log).partitions)
+
+
+def leader_in_isr(state: KraftState) -> Evidence | None:
+    for i, p in _partitions(state):
+        if p.leader != NO_LEADER and p.leader not in p.isr:
+            return {"partition": i, "leader": p.leader, "isr": list(p.isr)}
+    return None
+
+
+def isr_within_replicas(state: KraftState) -> Evidence | None:
+    for i, p in _partitions(state):
+        if not set(p.isr) <= set(p.replicas) or not set(p.elr) <= set(p.replicas):
+            return {"partition": i, "replicas": list(p.replicas), "isr": list(p.isr), "elr": list(p.elr)}
+    return None
+
+
+def elr_disjoint_from_isr(state: KraftState) -> Evidence | None:
+    for i, p in _partitions(state):
+        if set(p.isr) & set(p.elr):
+            return {"partition": i, "isr": list(p.isr), "elr": list(p.elr)}
+    return None
+
+
+def no_fenced_leader(state: KraftState) -> Evidence | None:
+    image = replay(state.metadata_log)
+    for i, p in enumerate(image.partitions):
+        if p.leader != NO_LEADER and image.is_fenced(p.leader):
+            return {"partition": i, "leader": p.leader}
+    return None
+
+
+def no_acknowledged_record_lost(state: KraftState) -> Evidence | None:
+    image = replay(state.metadata_log)
+    for i, p in enumerate(image.partitions):
+        if p.leader == NO_LEADER or image.is_fenced(p.leader):
+            continue
+        leader = next(b for b in state.brokers if b.id == p.leader)
+        if not leader.alive:
+            continue
+        records = leader.logs[i].records
+        for partition, offset, epoch in state.acknowledged:
+            if partition == i and (offset >= len(records) or records[offset] != epoch):
+                return {"partition": i, "leader": p.leader, "offset": offset, "epoch": epoch,
+                        "leader_log": list(records)}
+    return None
+
+
+def epochs_only_grow(prev: KraftState, action: Any, next_: KraftState) -> Evidence | None:
+    before, after = replay(prev.metadata_log), replay(next_.metadata_log)
+    for i, (p0, p1) in enumerate(zip(before.partitions, after.partitions, strict=False)):
+        if p1.leader_epoch < p0.leader_epoch or p1.partition_epoch < p0.partition_epoch:
+            return {"partition": i, "leader_epoch": [p0.leader_epoch, p1.leader_epoch],
+                    "partition_epoch": [p0.partition_epoch, p1.partition_epoch]}
+    for b0 in before.brokers:
+        b1 = after.broker(b0.id)
+        if b1 is None or b1.epoch < b0.epoch:
+            return {"broker": b0.id, "broker_epoch": [b0.epoch, None if b1 is None else b1.epoch]}
+    return None
+
+
+def record_acknowledged(state: KraftState) -> Evidence | None:
+    return {"acknowledged": [list(a) for a in state.acknowledged]} if state.acknowledged else None
+
+
+def _step_taken(kind: ActionKind) -> Callable[[KraftState, Any, KraftState], Evidence | None]:
+    def check(prev: KraftState, action: Any, next_: KraftState) -> Evidence | None:
+        return {"action": kind.value, "broker": action.broker} if action.kind is kind else None
+
+    return check
+
+
+_register("kraft_leader_in_isr", PropertyKind.ALWAYS, "protocol",
+          "the controller's leader of a partition is in its ISR", leader_in_isr)
+_register("kraft_isr_within_replicas", PropertyKind.ALWAYS, "protocol",
+          "a partition's ISR and ELR are within its replicas", isr_within_replicas)
+_register("kraft_elr_disjoint_from_isr", PropertyKind.ALWAYS, "protocol",
+          "no replica is in a partition's ISR and its ELR at once (KIP-966)", elr_disjoint_from_isr)
+_register("kraft_no_fenced_leader", PropertyKind.ALWAYS, "protocol",
+          "no fenced broker leads a partition in the controller's image", no_fenced_leader)
+_register("kraft_no_acknowledged_record_lost", PropertyKind.ALWAYS, "protocol",
+          "a running, unfenced leader holds every record acknowledged to an acks=all producer",
+          no_acknowledged_record_lost)
+_register("kraft_epochs_only_grow", PropertyKind.ACTION_ALWAYS, "protocol",
+          "leader epochs, partition epochs and broker epochs never go back", epochs_only_grow)
+_register("sometimes_kraft_record_acknowledged", PropertyKind.SOMETIMES, "sometimes",
+          "a produced record is acknowledged (acks=all)", record_acknowledged)
+for _kind in ActionKind:
+    _register(f"sometimes_kraft_{_kind.value}", PropertyKind.ACTION_SOMETIMES, "sometimes",
+              f"a {_kind.value} step is taken", _step_taken(_kind))
+
+
+def kraft_specs() -> tuple[PropertySpec, ...]:
+    return tuple(KRAFT_REGISTRY[n] for n in sorted(KRAFT_REGISTRY))
+
+
+def select_kraft(scenario: Scenario, names: Iterable[str] | None = None) -> tuple[Property, ...]:
+    """The KRaft properties to check: ``names``, else the scenario's ``[check] properties``, else all."""
+    chosen = list(names) if names is not None else scenario.properties
+    if chosen is None:
+        chosen = sorted(KRAFT_REGISTRY)
+    for n in chosen:
+        if n not in KRAFT_REGISTRY:
+            raise ScenarioError(f"{n!r} is not a property of the KRaft model; its properties are "
+                                f"{', '.join(sorted(KRAFT_REGISTRY))}.")
+    return tuple(KRAFT_REGISTRY[n].for_scenario(scenario) for n in dict.fromkeys(chosen))

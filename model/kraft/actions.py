@@ -1,0 +1,303 @@
+"""The KRaft model's steps: one table from kind to who acts, when it is enabled, what it does and its words.
+
+Each kind is named after the Kafka request or method it mirrors; its handler returns the successor state, or
+None when the step would change nothing (a rejected request). The bounded kinds spend ``[bounds]``
+(:class:`model.scenario.kraft.KraftBounds`): ``UncleanShutdown`` unclean_shutdowns, ``BrokerRegistration``
+restarts, ``BeginControlledShutdown`` controlled_shutdowns, ``SessionExpiry`` of a running broker
+session_expiries (an offline broker's session expires for free: it sends no heartbeats), ``Produce`` produces,
+``AlterPartition`` alter_partitions. Replaying the metadata log, heartbeats and fetches are bounded by the log
+and the records: they are offered only where they change something.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from model.kraft import cluster_control as cc
+from model.kraft import replica_manager as rm
+from model.kraft import replication_control as rc
+from model.kraft.records import replay
+from model.kraft.state import (
+    OFFLINE_CLEAN,
+    OFFLINE_UNCLEAN,
+    RUNNING,
+    SHUTTING_DOWN,
+    KraftState,
+    PartitionLog,
+)
+from model.scenario import Scenario
+from model.scenario.kraft import KraftSettings
+
+
+class ActionKind(enum.Enum):
+    ReplayMetadataRecord = "ReplayMetadataRecord"
+    BrokerRegistration = "BrokerRegistration"
+    UnfenceBroker = "UnfenceBroker"
+    BeginControlledShutdown = "BeginControlledShutdown"
+    ControlledShutdownHeartbeat = "ControlledShutdownHeartbeat"
+    SessionExpiry = "SessionExpiry"
+    UncleanShutdown = "UncleanShutdown"
+    Produce = "Produce"
+    Fetch = "Fetch"
+    AlterPartition = "AlterPartition"
+
+
+@attrs.frozen
+class Action:
+    kind: ActionKind
+    broker: int
+    partition: int = -1
+    isr: tuple[int, ...] = ()  # AlterPartition's new ISR
+
+
+@attrs.frozen
+class Kind:
+    actor: str  # "controller", "broker" or "failures"
+    handler: Callable[[Scenario, KraftState, Action], KraftState | None]
+    describe: Callable[[Action, Scenario], str]
+
+
+def _settings(scenario: Scenario) -> KraftSettings:
+    assert scenario.kraft is not None
+    return scenario.kraft
+
+
+def _index(state: KraftState, broker: int) -> int:
+    return next(i for i, b in enumerate(state.brokers) if b.id == broker)
+
+
+def _spend(state: KraftState, bound: str) -> KraftState:
+    return attrs.evolve(state, budget=attrs.evolve(state.budget, **{bound: getattr(state.budget, bound) + 1}))
+
+
+def _append(state: KraftState, records: list[Any]) -> KraftState:
+    return attrs.evolve(state, metadata_log=(*state.metadata_log, *records))
+
+
+def _controller_image(state: KraftState) -> Any:
+    return replay(state.metadata_log)
+
+
+# ---- the handlers ----
+
+def replay_metadata_record(scenario: Scenario, state: KraftState, action: Action) -> KraftState | None:
+    """A broker replays the metadata log up to its end (``BrokerMetadataListener`` publishes the delta, then
+    ``ReplicaManager.applyDelta``). Deviation: one step replays every record it lacks, not one record: an image
+    is stale by whatever the controller wrote since the broker's last replay."""
+    broker = state.brokers[_index(state, action.broker)]
+    broker = attrs.evolve(broker, metadata_offset=len(state.metadata_log))
+    return rm.replace_broker(state, rm.apply_delta(rm.image_of(state, broker), broker))
+
+
+def broker_registration(scenario: Scenario, state: KraftState, action: Action) -> KraftState | None:
+    """An offline broker starts and registers a new incarnation (``BrokerLifecycleManager`` sends a
+    ``BrokerRegistrationRequest``; ``ClusterControlManager.registerBroker``); it starts fenced."""
+    image = _controller_image(state)
+    records = cc.register_broker(image, _settings(scenario), action.broker, len(state.metadata_log))
+    broker = state.brokers[_index(state, action.broker)]
+    broker = attrs.evolve(broker, process=RUNNING, broker_epoch=records[-1].broker_epoch,
+                          leading=tuple(None for _ in broker.leading))
+    return _spend(rm.replace_broker(_append(state, records), broker), "restarts")
+
+
+def unfence_broker(scenario: Scenario, state: KraftState, action: Action) -> KraftState | None:
+    """A fenced broker caught up with its ``RegisterBrokerRecord`` heartbeats and is unfenced
+    (``calculateNextBrokerState``: FENCED -> UNFENCED; ``handleBrokerUnfenced``)."""
+    broker = state.brokers[_index(state, action.broker)]
+    records = rc.handle_broker_unfenced(_controller_image(state), _settings(scenario), broker.id, broker.broker_epoch)
+    return _append(state, records)
+
+
+def begin_controlled_shutdown(scenario: Scenario, state: KraftState, action: Action) -> KraftState | None:
+    """A running broker is asked to stop (SIGTERM): its heartbeats now carry ``wantShutDown``
+    (``BrokerLifecycleManager.beginControlledShutdown``)."""
+    i = _index(state, action.broker)
+    broker = attrs.evolve(state.brokers[i], process=SHUTTING_DOWN)
+    return _spend(rm.replace_broker(state, broker), "controlled_shutdowns")
+
+
+def controlled_shutdown_heartbeat(scenario: Scenario, state: KraftState, action: Action) -> KraftState | None:
+    """A heartbeat with ``wantShutDown`` (``processBrokerHeartbeat``): into ``CONTROLLED_SHUTDOWN``
+    (``handleBrokerInControlledShutdown``), or ``SHUTDOWN_NOW`` (``handleBrokerFenced``) after which the broker,
+    told ``shouldShutDown``, stops cleanly."""
+    i = _index(state, action.broker)
+    image = _controller_image(state)
+    current = cc.current_state(state, image, i, action.broker)
+    nxt = cc.next_state_on_shutdown_request(state, image, i, action.broker)
+    broker = state.brokers[i]
+    if nxt == cc.CONTROLLED_SHUTDOWN:
+        if current == cc.CONTROLLED_SHUTDOWN:
+            return None
+        records = rc.handle_broker_in_controlled_shutdown(image, _settings(scenario), broker.id, broker.broker_epoch)
+        state = _append(state, records)
+        offsets = list(state.controlled_shutdown_offsets)
+        offsets[i] = len(state.metadata_log) - 1  # maybeUpdateControlledShutdownOffset: the batch's last offset
+        return attrs.evolve(state, controlled_shutdown_offsets=tuple(offsets))
+    state = _append(state, rc.handle_broker_fenced(image, _settings(scenario), broker.id))
+    offsets = list(state.controlled_shutdown_offsets)
+    offsets[i] = -1
+    stopped = attrs.evolve(broker, process=OFFLINE_CLEAN, leading=tuple(None for _ in broker.leading))
+    return rm.replace_broker(attrs.evolve(state, controlled_shutdown_offsets=tuple(offsets)), stopped)
+
+
+def session_expiry(scenario: Scenario, state: KraftState, action: Action) -> KraftState | None:
+    """The broker's session expired (``maybeFenceOneStaleBroker``): ``handleBrokerFenced``."""
+    i = _index(state, action.broker)
+    state2 = _append(state, rc.handle_broker_fenced(_controller_image(state), _settings(scenario), action.broker))
+    offsets = list(state2.controlled_shutdown_offsets)
+    offsets[i] = -1
+    state2 = attrs.evolve(state2, controlled_shutdown_offsets=tuple(offsets))
+    return _spend(state2, "session_expiries") if state.brokers[i].alive else state2
+
+
+def unclean_shutdown(scenario: Scenario, state: KraftState, action: Action) -> KraftState | None:
+    """The broker's host stops without flushing (a power loss): every log loses its unflushed tail. Kafka
+    leaves flushing to the OS (``log.flush.interval.messages`` unbounded), so the tail may be anything; the model
+    takes the worst case, as the KIP-966 TLA+ specification's ``DataLossShutdown`` does: nothing survives. The
+    metadata log (KRaft fsyncs it) survives."""
+    broker = state.brokers[_index(state, action.broker)]
+    broker = attrs.evolve(broker, process=OFFLINE_UNCLEAN, logs=tuple(PartitionLog() for _ in broker.logs),
+                          leading=tuple(None for _ in broker.leading))
+    return _spend(rm.replace_broker(state, broker), "unclean_shutdowns")
+
+
+def produce(scenario: Scenario, state: KraftState, action: Action) -> KraftState | None:
+    """A producer's request (acks=all) for one record reaches the partition's leader."""
+    leader = state.brokers[_index(state, action.broker)]
+    after = rm.append_records_to_leader(state, leader, action.partition, _settings(scenario).min_insync_replicas)
+    return None if after is None else _spend(after, "produces")
+
+
+def fetch(scenario: Scenario, state: KraftState, action: Action) -> KraftState | None:
+    """A follower fetches from the leader its metadata image names, in that leader epoch."""
+    follower = state.brokers[_index(state, action.broker)]
+    partition = rm.image_of(state, follower).partitions[action.partition]
+    leader = state.brokers[_index(state, partition.leader)]
+    return rm.fetch(state, follower, leader, action.partition, _settings(scenario).min_insync_replicas)
+
+
+def alter_partition(scenario: Scenario, state: KraftState, action: Action) -> KraftState | None:
+    """The leader asks the controller for a new ISR (``Partition.maybeShrinkIsr`` / ``maybeExpandIsr``,
+    ``AlterPartitionManager``), handled by ``ReplicationControlManager.alterPartition``; on success the leader
+    takes the response's ISR and partition epoch. A rejected request changes nothing."""
+    leader = state.brokers[_index(state, action.broker)]
+    lead = leader.leading[action.partition]
+    assert lead is not None
+    epochs = {f.broker: f.broker_epoch for f in lead.followers}
+    new_isr = tuple((b, leader.broker_epoch if b == leader.id else epochs.get(b, -1)) for b in action.isr)
+    settings = _settings(scenario)
+    error, record = rc.alter_partition(_controller_image(state), settings, leader.id, action.partition,
+                                       lead.leader_epoch, lead.partition_epoch, new_isr)
+    if error != rc.NONE:
+        return None
+    state = _spend(_append(state, [] if record is None else [record]), "alter_partitions")
+    partition = _controller_image(state).partitions[action.partition]
+    leading = list(leader.leading)
+    leading[action.partition] = attrs.evolve(lead, isr=partition.isr, partition_epoch=partition.partition_epoch)
+    leader = attrs.evolve(leader, leading=tuple(leading))
+    state = rm.replace_broker(state, leader)
+    return rm.maybe_increment_leader_hw(state, leader, action.partition, settings.min_insync_replicas)
+
+
+# ---- enabled actions ----
+
+def enabled_actions(scenario: Scenario, state: KraftState) -> list[Action]:
+    """The actions of ``state``, in a fixed order: by kind (the order of :class:`ActionKind`), then broker,
+    partition and ISR."""
+    settings = _settings(scenario)
+    bounds, budget = settings.bounds, state.budget
+    image = _controller_image(state)
+    actions: list[Action] = []
+    brokers = state.brokers
+    for b in brokers:
+        if b.alive and b.metadata_offset < len(state.metadata_log):
+            actions.append(Action(ActionKind.ReplayMetadataRecord, b.id))
+    if budget.restarts < bounds.restarts:
+        actions += [Action(ActionKind.BrokerRegistration, b.id) for b in brokers
+                    if not b.alive and image.is_fenced(b.id)]
+    for b in brokers:
+        reg = image.broker(b.id)
+        if (b.process == RUNNING and reg is not None and reg.fenced and reg.epoch == b.broker_epoch
+                and b.metadata_offset > reg.register_offset):
+            actions.append(Action(ActionKind.UnfenceBroker, b.id))
+    if budget.controlled_shutdowns < bounds.controlled_shutdowns:
+        actions += [Action(ActionKind.BeginControlledShutdown, b.id) for b in brokers if b.process == RUNNING]
+    actions += [Action(ActionKind.ControlledShutdownHeartbeat, b.id) for b in brokers
+                if b.process == SHUTTING_DOWN and image.broker(b.id) is not None]
+    for b in brokers:
+        if not image.is_fenced(b.id) and (not b.alive or budget.session_expiries < bounds.session_expiries):
+            actions.append(Action(ActionKind.SessionExpiry, b.id))
+    if budget.unclean_shutdowns < bounds.unclean_shutdowns:
+        actions += [Action(ActionKind.UncleanShutdown, b.id) for b in brokers if b.alive]
+    if budget.produces < bounds.produces:
+        for b in brokers:
+            for p, lead in enumerate(b.leading):
+                if b.alive and lead is not None and len(lead.isr) >= settings.min_insync_replicas:
+                    actions.append(Action(ActionKind.Produce, b.id, p))
+    for b in brokers:
+        if not b.alive:
+            continue
+        own = rm.image_of(state, b)
+        for p, partition in enumerate(own.partitions):
+            if b.id not in partition.replicas or partition.leader in (b.id, -1):
+                continue
+            leader = brokers[_index(state, partition.leader)]
+            lead = leader.leading[p]
+            if leader.alive and lead is not None and lead.leader_epoch == partition.leader_epoch:
+                actions.append(Action(ActionKind.Fetch, b.id, p))
+    if budget.alter_partitions < bounds.alter_partitions:
+        for b in brokers:
+            if not b.alive:
+                continue
+            own = rm.image_of(state, b)
+            for p, lead in enumerate(b.leading):
+                if lead is None:
+                    continue
+                replicas = own.partitions[p].replicas
+                for r in replicas:  # shrink: a follower out of the ISR (replica.lag.time.max.ms, time abstracted)
+                    if r != b.id and r in lead.isr:
+                        actions.append(Action(ActionKind.AlterPartition, b.id, p,
+                                              tuple(x for x in lead.isr if x != r)))
+                hw = b.logs[p].high_watermark
+                for f in lead.followers:  # expand: isFollowerInSync and isReplicaIsrEligible (KIP-841)
+                    if (f.broker not in lead.isr and f.log_end_offset >= hw
+                            and own.is_active(f.broker)):
+                        actions.append(Action(ActionKind.AlterPartition, b.id, p,
+                                              tuple(sorted((*lead.isr, f.broker)))))
+    return actions
+
+
+def _who(a: Action) -> str:
+    return f"broker={a.broker}"
+
+
+def _where(a: Action, scenario: Scenario) -> str:
+    return partition_name(scenario, a.partition)
+
+
+def partition_name(scenario: Scenario, index: int) -> str:
+    names = [f"{t.name}-{p}" for t in scenario.topics for p in range(t.partitions)]
+    return names[index]
+
+
+KINDS: dict[ActionKind, Kind] = {
+    ActionKind.ReplayMetadataRecord: Kind("broker", replay_metadata_record,
+                                          lambda a, s: f"ReplayMetadataRecord({_who(a)})"),
+    ActionKind.BrokerRegistration: Kind("broker", broker_registration,
+                                        lambda a, s: f"BrokerRegistration({_who(a)})"),
+    ActionKind.UnfenceBroker: Kind("controller", unfence_broker, lambda a, s: f"UnfenceBroker({_who(a)})"),
+    ActionKind.BeginControlledShutdown: Kind("broker", begin_controlled_shutdown,
+                                             lambda a, s: f"BeginControlledShutdown({_who(a)})"),
+    ActionKind.ControlledShutdownHeartbeat: Kind("controller", controlled_shutdown_heartbeat,
+                                                 lambda a, s: f"ControlledShutdownHeartbeat({_who(a)})"),
+    ActionKind.SessionExpiry: Kind("failures", session_expiry, lambda a, s: f"SessionExpiry({_who(a)})"),
+    ActionKind.UncleanShutdown: Kind("failures", unclean_shutdown, lambda a, s: f"UncleanShutdown({_who(a)})"),
+    ActionKind.Produce: Kind("client", produce, lambda a, s: f"Produce({_who(a)}, {_where(a, s)})"),
+    ActionKind.Fetch: Kind("broker", fetch, lambda a, s: f"Fetch({_who(a)}, {_where(a, s)})"),
+    ActionKind.AlterPartition: Kind("broker", alter_partition,
+                                    lambda a, s: f"AlterPartition({_who(a)}, {_where(a, s)}, newIsr={list(a.isr)})"),
+}

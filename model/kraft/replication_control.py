@@ -1,0 +1,154 @@
+"""``ReplicationControlManager``: the records the controller writes when brokers change and leaders ask.
+
+``metadata/src/main/java/org/apache/kafka/controller/ReplicationControlManager.java`` at 3.9.0-rc3: the methods
+``generateLeaderAndIsrUpdates``, ``handleBrokerFenced``, ``handleBrokerUnfenced``,
+``handleBrokerInControlledShutdown``, ``handleBrokerUncleanShutdown`` and ``alterPartition`` (with
+``validateAlterPartitionData`` and ``ineligibleReplicasForIsr``), each returning the records it would append.
+The partitions a handler visits are those ``BrokersToIsrs`` / ``BrokersToElrs`` index
+(``partitionsWithBrokerInIsr``, ``partitionsWithNoLeader``, ``partitionsWithBrokerInElr``), in partition order.
+
+``isElrEnabled`` is the scenario's ``eligible_leader_replicas_enable``: in Kafka, the controller's
+``eligible.leader.replicas.enable`` and a metadata version with ``isElrSupported`` (4.0-IV1). The topic's
+effective ``min.insync.replicas`` is the scenario's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from model.kraft.partition_change_builder import build
+from model.kraft.records import (
+    NO_LEADER,
+    RECOVERED,
+    BrokerRegistrationChangeRecord,
+    FENCE,
+    MetadataImage,
+    PartitionChangeRecord,
+    Record,
+    UNFENCE,
+)
+from model.scenario.kraft import KraftSettings
+
+#: AlterPartition errors (``validateAlterPartitionData``), or NONE.
+NONE = "NONE"
+
+
+def partitions_with_broker_in_isr(image: MetadataImage, broker: int) -> list[int]:
+    return [i for i, p in enumerate(image.partitions) if broker in p.isr]
+
+
+def partitions_with_broker_in_elr(image: MetadataImage, broker: int) -> list[int]:
+    return [i for i, p in enumerate(image.partitions) if broker in p.elr]
+
+
+def partitions_with_no_leader(image: MetadataImage) -> list[int]:
+    return [i for i, p in enumerate(image.partitions) if p.leader == NO_LEADER]
+
+
+def has_leaderships(image: MetadataImage, broker: int) -> bool:
+    """``BrokersToIsrs.hasLeaderships``."""
+    return any(p.leader == broker for p in image.partitions)
+
+
+def generate_leader_and_isr_updates(image: MetadataImage, settings: KraftSettings, partitions: Iterable[int], *,
+                                    broker_to_remove: int = NO_LEADER, broker_to_add: int = NO_LEADER,
+                                    broker_with_unclean_shutdown: int = NO_LEADER) -> list[PartitionChangeRecord]:
+    """``generateLeaderAndIsrUpdates``: one ``PartitionChangeBuilder`` per partition, the broker to remove left out
+    of the target ISR and of the acceptable leaders, the broker to add acceptable even while still fenced."""
+
+    def acceptable(r: int) -> bool:
+        return (r != broker_to_remove and r != broker_with_unclean_shutdown
+                and (r == broker_to_add or image.is_active(r)))
+
+    records = []
+    for index in partitions:
+        partition = image.partitions[index]
+        target = [r for r in partition.isr if r not in (broker_to_remove, broker_with_unclean_shutdown)]
+        record = build(index, partition, is_acceptable_leader=acceptable, min_isr=settings.min_insync_replicas,
+                       eligible_leader_replicas_enabled=settings.eligible_leader_replicas_enable,
+                       unclean=settings.unclean_leader_election_enable, target_isr=target,
+                       unclean_shutdown_replicas=(() if broker_with_unclean_shutdown == NO_LEADER
+                                                  else (broker_with_unclean_shutdown,)))
+        if record is not None:
+            records.append(record)
+            image = _merged(image, record)
+    return records
+
+
+def _merged(image: MetadataImage, record: PartitionChangeRecord) -> MetadataImage:
+    parts = list(image.partitions)
+    parts[record.partition] = parts[record.partition].merge(record)
+    return MetadataImage(brokers=image.brokers, topics=image.topics, partitions=tuple(parts))
+
+
+def handle_broker_fenced(image: MetadataImage, settings: KraftSettings, broker: int) -> list[Record]:
+    """``handleBrokerFenced``: out of every ISR (new leaders where it led), then the fencing record."""
+    registration = image.broker(broker)
+    assert registration is not None
+    records: list[Record] = list(generate_leader_and_isr_updates(
+        image, settings, partitions_with_broker_in_isr(image, broker), broker_to_remove=broker))
+    records.append(BrokerRegistrationChangeRecord(broker_id=broker, broker_epoch=registration.epoch, fenced=FENCE))
+    return records
+
+
+def handle_broker_unfenced(image: MetadataImage, settings: KraftSettings, broker: int, epoch: int) -> list[Record]:
+    """``handleBrokerUnfenced``: the unfencing record, then leaders for the partitions without one."""
+    records: list[Record] = [BrokerRegistrationChangeRecord(broker_id=broker, broker_epoch=epoch, fenced=UNFENCE)]
+    records += generate_leader_and_isr_updates(image, settings, partitions_with_no_leader(image),
+                                               broker_to_add=broker)
+    return records
+
+
+def handle_broker_in_controlled_shutdown(image: MetadataImage, settings: KraftSettings, broker: int,
+                                         epoch: int) -> list[Record]:
+    """``handleBrokerInControlledShutdown``: the registration change (once), then out of every ISR."""
+    registration = image.broker(broker)
+    records: list[Record] = []
+    if registration is not None and not registration.in_controlled_shutdown:
+        records.append(BrokerRegistrationChangeRecord(broker_id=broker, broker_epoch=epoch,
+                                                      in_controlled_shutdown=True))
+    records += generate_leader_and_isr_updates(image, settings, partitions_with_broker_in_isr(image, broker),
+                                               broker_to_remove=broker)
+    return records
+
+
+def handle_broker_unclean_shutdown(image: MetadataImage, settings: KraftSettings, broker: int) -> list[Record]:
+    """``handleBrokerUncleanShutdown``: with ELR supported, out of every ISR and then every ELR."""
+    if not settings.eligible_leader_replicas_enable:
+        return []
+    records: list[Record] = list(generate_leader_and_isr_updates(
+        image, settings, partitions_with_broker_in_isr(image, broker), broker_with_unclean_shutdown=broker))
+    for record in records:
+        image = _merged(image, record)  # type: ignore[arg-type]
+    records += generate_leader_and_isr_updates(image, settings, partitions_with_broker_in_elr(image, broker),
+                                               broker_with_unclean_shutdown=broker)
+    return records
+
+
+def alter_partition(image: MetadataImage, settings: KraftSettings, broker: int, index: int, leader_epoch: int,
+                    partition_epoch: int, new_isr: tuple[tuple[int, int], ...]
+                    ) -> tuple[str, PartitionChangeRecord | None]:
+    """``alterPartition`` for one partition: ``validateAlterPartitionData``'s error, or NONE and the record
+    ``PartitionChangeBuilder`` builds for the target ISR (``new_isr``: (broker, broker epoch) pairs, KIP-903)."""
+    partition = image.partitions[index]
+    if leader_epoch > partition.leader_epoch or partition_epoch > partition.partition_epoch:
+        return "NOT_CONTROLLER", None
+    if leader_epoch < partition.leader_epoch:
+        return "FENCED_LEADER_EPOCH", None
+    if broker != partition.leader:
+        return "INVALID_REQUEST", None
+    if partition_epoch < partition.partition_epoch:
+        return "INVALID_UPDATE_VERSION", None
+    isr = [b for b, _ in new_isr]
+    if not set(isr) <= set(partition.replicas) or broker not in isr:
+        return "INVALID_REQUEST", None
+    for b, epoch in new_isr:  # ineligibleReplicasForIsr (KIP-841, KIP-903)
+        registration = image.broker(b)
+        if (registration is None or registration.in_controlled_shutdown or registration.fenced
+                or (epoch != -1 and registration.epoch != epoch)):
+            return "INELIGIBLE_REPLICA", None
+    record = build(index, partition, is_acceptable_leader=image.is_active, min_isr=settings.min_insync_replicas,
+                   eligible_leader_replicas_enabled=settings.eligible_leader_replicas_enable,
+                   unclean=settings.unclean_leader_election_enable, target_isr=isr,
+                   target_leader_recovery_state=RECOVERED)
+    return NONE, record
