@@ -15,8 +15,8 @@ from pathlib import Path
 
 from explorer.contract import ModelFactory
 from invariants.registry import all_specs, select
-from model.scenario import Scenario, ScenarioError, load_scenario, load_scenario_file, with_properties
 from model.kraft.kraft_model import KraftControllerModel
+from model.scenario import Scenario, ScenarioError, load_scenario, load_scenario_file, with_properties
 from model.zk.kafka_model import KafkaControllerModel
 from spark_explore import submit
 
@@ -77,19 +77,25 @@ def select_properties(scenario: Scenario, only: Sequence[str] = (), skip: Sequen
     return with_properties(scenario, kept)
 
 
-def build_kafka_model(toml_text: str) -> KafkaControllerModel | KraftControllerModel:
+def build_kafka_model(toml_text: str) -> KafkaControllerModel:
     """The Kafka model with the scenario's selected properties, from the scenario's TOML text."""
     return model_for(load_scenario(toml_text))
 
 
-def model_for(scenario: Scenario) -> KafkaControllerModel | KraftControllerModel:
+def model_for(scenario: Scenario) -> KafkaControllerModel:
     """The scenario's controller model: the ZooKeeper controller's, or the KRaft controller's
-    (``[kafka] controller = "kraft"``) with the KRaft properties (:mod:`invariants.kraft_properties`)."""
+    (``[kafka] controller = "kraft"``, :func:`kraft_model_for`). Typed as the ZooKeeper model, whose extra
+    methods (``symmetry``) its callers use; ``--symmetry`` is refused for KRaft scenarios before they reach them."""
     if scenario.kraft is not None:
-        from invariants.kraft_properties import select_kraft
-
-        return KraftControllerModel(scenario, select_kraft(scenario))
+        return kraft_model_for(scenario)  # type: ignore[return-value]
     return KafkaControllerModel(scenario, select(scenario))
+
+
+def kraft_model_for(scenario: Scenario) -> KraftControllerModel:
+    """The KRaft model with the KRaft properties the scenario selects (:mod:`invariants.kraft_properties`)."""
+    from invariants.kraft_properties import select_kraft
+
+    return KraftControllerModel(scenario, select_kraft(scenario))
 
 
 def factory_for(scenario: Scenario) -> ModelFactory[object, object]:

@@ -214,6 +214,9 @@ def explore(interrupts: Interrupts | None, scenario: str | None, engine: str | N
         limit_seconds = parse_duration("--time-limit", time_limit)
         memory_bytes = parse_size("--max-memory", max_memory)
         every = parse_duration("--checkpoint-every", checkpoint_every)
+        if symmetry and resume is None and compose.resolve_scenario(scenario).kraft is not None:
+            raise UsageProblem("--symmetry is not modelled for KRaft scenarios (the KRaft model has no broker "
+                               "symmetry yet); drop --symmetry.")
         if symmetry and resume is not None:
             raise UsageProblem("--symmetry runs are not resumable, and a run is resumed as it was started; drop "
                                "--symmetry (or start a new run with it).")

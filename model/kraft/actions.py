@@ -20,7 +20,7 @@ import attrs
 from model.kraft import cluster_control as cc
 from model.kraft import replica_manager as rm
 from model.kraft import replication_control as rc
-from model.kraft.records import replay
+from model.kraft.records import RegisterBrokerRecord, replay
 from model.kraft.state import (
     OFFLINE_CLEAN,
     OFFLINE_UNCLEAN,
@@ -99,7 +99,9 @@ def broker_registration(scenario: Scenario, state: KraftState, action: Action) -
     image = _controller_image(state)
     records = cc.register_broker(image, _settings(scenario), action.broker, len(state.metadata_log))
     broker = state.brokers[_index(state, action.broker)]
-    broker = attrs.evolve(broker, process=RUNNING, broker_epoch=records[-1].broker_epoch,
+    registration = records[-1]
+    assert isinstance(registration, RegisterBrokerRecord)
+    broker = attrs.evolve(broker, process=RUNNING, broker_epoch=registration.broker_epoch,
                           leading=tuple(None for _ in broker.leading))
     return _spend(rm.replace_broker(_append(state, records), broker), "restarts")
 

@@ -18,14 +18,14 @@ from collections.abc import Iterable
 
 from model.kraft.partition_change_builder import build
 from model.kraft.records import (
+    FENCE,
     NO_LEADER,
     RECOVERED,
+    UNFENCE,
     BrokerRegistrationChangeRecord,
-    FENCE,
     MetadataImage,
     PartitionChangeRecord,
     Record,
-    UNFENCE,
 )
 from model.scenario.kraft import KraftSettings
 

@@ -216,8 +216,8 @@ _TOPIC_KEYS = {
     "created", "deleted_by_admin", "add_partitions", "recreated_by_admin", "recreated_replicas",
     "preferred_replica_election", "partially_deleted", "unclean_leader_election_enable_by_admin",
 }
-_KAFKA_KEYS = {"controller", "version", "inter_broker_protocol_version", "delete_topic_enable", "unclean_leader_election_enable",
-               "auto_leader_rebalance_enable",
+_KAFKA_KEYS = {"controller", "version", "inter_broker_protocol_version", "delete_topic_enable",
+               "unclean_leader_election_enable", "auto_leader_rebalance_enable",
                "leader_imbalance_per_broker_percentage"}
 _BOUNDS_KEYS = {field.name for field in attrs.fields(Bounds)}
 _CHECK_KEYS = {"properties"}

@@ -1,0 +1,94 @@
+"""The KRaft model (model/kraft): scenario input, PartitionChangeBuilder's elections and KIP-966's last replica
+standing, replayed step by step through the model contract."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from invariants.kraft_properties import no_acknowledged_record_lost
+from kmc.compose import model_for
+from model.kraft.actions import Action, ActionKind
+from model.kraft.partition_change_builder import build
+from model.kraft.records import NO_LEADER, PartitionRegistration, replay
+from model.kraft.state import decode, encode
+from model.scenario import ScenarioError, load_scenario
+
+SCENARIOS = Path(__file__).resolve().parent.parent / "model" / "scenario" / "scenarios" / "kraft"
+
+
+def _scenario(name: str, elr: bool | None = None):
+    text = (SCENARIOS / f"{name}.toml").read_text()
+    if elr is not None:
+        text = text.replace("eligible_leader_replicas_enable = false",
+                            f"eligible_leader_replicas_enable = {str(elr).lower()}")
+    return load_scenario(text)
+
+
+def test_a_controller_kmc_does_not_model_is_refused_in_one_sentence() -> None:
+    """[kafka] controller takes "zk" or "kraft" only."""
+    text = (SCENARIOS / "kraft-default.toml").read_text().replace('controller = "kraft"', 'controller = "raft"')
+    with pytest.raises(ScenarioError, match=r"\[kafka\] controller = 'raft' is not a controller kmc models"):
+        load_scenario(text)
+
+
+def test_a_kraft_scenario_at_another_version_is_refused() -> None:
+    """The KRaft model reads Kafka 3.9.0-rc3 and refuses other versions."""
+    text = (SCENARIOS / "kraft-default.toml").read_text().replace('version = "3.9"', 'version = "3.7"')
+    with pytest.raises(ScenarioError, match="not modelled for the KRaft controller"):
+        load_scenario(text)
+
+
+def test_shrinking_the_last_isr_member_keeps_it_without_elr_and_moves_it_to_the_elr_with_it() -> None:
+    """PartitionChangeBuilder: without ELR the ISR never becomes empty; with ELR (KIP-966) it does, and the
+    replicas removed below min.insync.replicas become eligible leader replicas."""
+    partition = PartitionRegistration(replicas=(0, 1, 2), isr=(0, 2), leader=0)
+    for elr, isr, record_elr in ((False, None, None), (True, (), (0, 2))):
+        record = build(0, partition, is_acceptable_leader=lambda r: False, min_isr=2,
+                       eligible_leader_replicas_enabled=elr, unclean=False, target_isr=[])
+        assert record is not None
+        assert record.leader == NO_LEADER
+        assert record.isr == isr
+        assert record.eligible_leader_replicas == record_elr
+
+
+def _take(model, state, kind: ActionKind, broker: int, partition: int = -1):
+    action = Action(kind, broker, partition)
+    assert action in model.actions(state), (action, [model.describe_action(a) for a in model.actions(state)])
+    after = model.next_state(state, action)
+    assert after is not None
+    assert decode(encode(after)) == after
+    return after
+
+
+LAST_REPLICA_STANDING = [
+    (ActionKind.Produce, 0, 0),  # broker 0 leads orders-0; one record, epoch 0
+    (ActionKind.Fetch, 1, 0), (ActionKind.Fetch, 2, 0),  # the followers copy it
+    (ActionKind.Fetch, 1, 0), (ActionKind.Fetch, 2, 0),  # and tell the leader: the high watermark passes it, acked
+    (ActionKind.SessionExpiry, 1, -1), (ActionKind.SessionExpiry, 2, -1),  # the ISR shrinks to [0]
+    (ActionKind.UncleanShutdown, 0, -1),  # the leader loses its unflushed log
+    (ActionKind.SessionExpiry, 0, -1),  # fenced: no leader
+    (ActionKind.BrokerRegistration, 0, -1), (ActionKind.ReplayMetadataRecord, 0, -1),
+    (ActionKind.UnfenceBroker, 0, -1),  # unfenced: elected again if it is still the ISR
+]
+
+
+@pytest.mark.parametrize(("elr", "lost"), [(False, True), (True, False)])
+def test_last_replica_standing_loses_an_acknowledged_record_without_eligible_leader_replicas(
+        elr: bool, lost: bool) -> None:
+    """KIP-966's scenario: without ELR the restarted last ISR member is elected without the acknowledged record;
+    with ELR it is removed from the ISR and ELR on registration and the partition waits for a follower."""
+    model = model_for(_scenario("kraft-last-replica-standing", elr))
+    state = model.init_states()[0]
+    for kind, broker, partition in LAST_REPLICA_STANDING:
+        state = _take(model, state, kind, broker, partition)
+    assert state.acknowledged == ((0, 0, 0),)
+    leader = replay(state.metadata_log).partitions[0].leader
+    assert (no_acknowledged_record_lost(state) is not None) is lost
+    assert leader == (0 if not elr else NO_LEADER)
+    if elr:  # broker 2, an eligible leader replica with the record, is elected once unfenced
+        state = _take(model, state, ActionKind.ReplayMetadataRecord, 2)
+        state = _take(model, state, ActionKind.UnfenceBroker, 2)
+        assert replay(state.metadata_log).partitions[0].leader == 2
+        assert no_acknowledged_record_lost(state) is None
