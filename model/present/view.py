@@ -445,6 +445,18 @@ def _admin_cancel_partition_reassignments(v: _StepView) -> None:
     v.title = f"Admin cancels the reassignment of topic {v.topic} with AlterPartitionReassignments (KIP-455)"
 
 
+def _admin_elect_preferred_leaders(v: _StepView) -> None:
+    v.message(ADMIN, CONTROLLER, "ElectLeaders (PREFERRED)", "request",
+              **_queued_event(v, EventKind.ElectPreferredLeaders))
+    v.title = f"Admin sends ElectLeaders (preferred) for topic {v.topic} (KIP-460)"
+
+
+def _admin_elect_unclean_leaders(v: _StepView) -> None:
+    v.message(ADMIN, CONTROLLER, "ElectLeaders (UNCLEAN)", "request",
+              **_queued_event(v, EventKind.ElectUncleanLeaders))
+    v.title = f"Admin sends ElectLeaders (unclean) for topic {v.topic} (KIP-460)"
+
+
 def _admin_reassign_partitions(v: _StepView) -> None:
     v.message(ADMIN, ZOOKEEPER, "create /admin/reassign_partitions", "write")
     v.title = f"Admin runs kafka-reassign-partitions --execute for topic {v.topic}"
@@ -674,6 +686,8 @@ _EVENT_PHASES: dict[EventKind, Callable[[_Processing], str]] = {
     EventKind.LogDirEventNotification: _log_dir_event_notification,
     EventKind.LeaderAndIsrResponseReceived: _fixed_phase("LeaderAndIsrResponseReceived: onReplicasBecomeOffline"),
     EventKind.ApiPartitionReassignment: _fixed_phase("ApiPartitionReassignment: processApiPartitionReassignment"),
+    EventKind.ElectPreferredLeaders: _fixed_phase("ReplicaLeaderElection (PREFERRED): processReplicaLeaderElection"),
+    EventKind.ElectUncleanLeaders: _fixed_phase("ReplicaLeaderElection (UNCLEAN): processReplicaLeaderElection"),
     EventKind.UncleanLeaderElectionEnable: _fixed_phase(
         "UncleanLeaderElectionEnable: triggerOnlinePartitionStateChange"),
 }
@@ -718,6 +732,8 @@ _STEP_VIEWS: dict[ActionKind, Callable[[_StepView], None]] = {
     K.AdminCancelReassignment: _admin_cancel_reassignment,
     K.AdminAlterPartitionReassignments: _admin_alter_partition_reassignments,
     K.AdminCancelPartitionReassignments: _admin_cancel_partition_reassignments,
+    K.AdminElectPreferredLeaders: _admin_elect_preferred_leaders,
+    K.AdminElectUncleanLeaders: _admin_elect_unclean_leaders,
 }
 
 
@@ -742,7 +758,8 @@ def _new_events(s: ClusterState, prev: ClusterState, *, popped: bool, epochs: bo
                                                                 "KAFKA_STORAGE_ERROR", "response",
                                  queued=event_item(CONTROLLER, e, epochs)))
         elif e.kind in (EventKind.ControlledShutdown, EventKind.Reelect, EventKind.AutoPreferredReplicaLeaderElection,
-                        EventKind.UncleanLeaderElectionEnable, EventKind.ApiPartitionReassignment):
+                        EventKind.UncleanLeaderElectionEnable, EventKind.ApiPartitionReassignment,
+                        EventKind.ElectPreferredLeaders, EventKind.ElectUncleanLeaders):
             continue  # the step's own messages say where they come from
         else:
             watched = {EventKind.BrokerChange: "/brokers/ids", EventKind.TopicChange: "/brokers/topics",

@@ -105,6 +105,9 @@ class Topic:
     recreated_by_admin: bool = False  # an admin creates it again, once, after its deletion
     recreated_replicas: tuple[tuple[int, ...], ...] = ()  # the re-created topic's assignment (default: replicas)
     preferred_replica_election: bool = False  # an admin runs kafka-preferred-replica-election for its partitions, once
+    # instead, an admin sends an ElectLeaders request (KIP-460, 2.4+: kafka-leader-election --election-type) for its
+    # partitions, once: "preferred" or "unclean" ("" : none)
+    elect_leaders: str = ""
     # an admin sets the topic's unclean.leader.election.enable=true (kafka-configs), once, within [bounds]
     # unclean_config_changes
     unclean_leader_election_enable_by_admin: bool = False
@@ -214,7 +217,7 @@ _BROKER_KEYS = {"id", "rack"}
 _TOPIC_KEYS = {
     "name", "partitions", "replication_factor", "replicas", "start_index", "replica_shift",
     "created", "deleted_by_admin", "add_partitions", "recreated_by_admin", "recreated_replicas",
-    "preferred_replica_election", "partially_deleted", "unclean_leader_election_enable_by_admin",
+    "preferred_replica_election", "partially_deleted", "unclean_leader_election_enable_by_admin", "elect_leaders",
 }
 _KAFKA_KEYS = {"controller", "version", "inter_broker_protocol_version", "delete_topic_enable",
                "unclean_leader_election_enable", "auto_leader_rebalance_enable",
@@ -309,6 +312,10 @@ def load_scenario(text: str, default_name: str = "scenario") -> Scenario:
     refused = refusal(scenario)
     if refused is not None:
         raise ScenarioError(refused)
+    elect = [t.name for t in scenario.topics if t.elect_leaders]
+    if elect and not scenario.since("KIP_460"):
+        raise ScenarioError(f"topic {elect[0]!r} sets elect_leaders, the ElectLeaders request Kafka has from 2.4 "
+                            f"(KIP-460); set [kafka] version to \"2.4\" or later, or use preferred_replica_election.")
     api = [i + 1 for i, r in enumerate(scenario.reassignments) if r.through_api or r.cancelled_through_api]
     if api and not scenario.since("KIP_455"):
         raise ScenarioError(f"[[reassignments]] entry {api[0]} uses AlterPartitionReassignments (through_api or "
@@ -603,6 +610,13 @@ def _topic(raw: Any, index: int, brokers: Sequence[Broker]) -> Topic:
             raise ScenarioError(f"{where}: recreated_replicas needs recreated_by_admin = true.")
         again = _topic_assignment({"name": topic.name, "replicas": raw["recreated_replicas"]}, index, brokers).replicas
     preferred = _bool(raw, "preferred_replica_election", where, default=False)
+    elect = raw.get("elect_leaders", "")
+    if elect not in ("", "preferred", "unclean"):
+        raise ScenarioError(f"{where}: elect_leaders = {elect!r} is not an election type; write \"preferred\" or "
+                            "\"unclean\" (kafka-leader-election --election-type).")
+    if elect and preferred:
+        raise ScenarioError(f"{where}: the admin runs one election for the topic; keep preferred_replica_election "
+                            "(the znode) or elect_leaders (the ElectLeaders request), not both.")
     unclean = _bool(raw, "unclean_leader_election_enable_by_admin", where, default=False)
     partial = raw.get("partially_deleted", [])
     if (not isinstance(partial, list) or not all(isinstance(p, int) and not isinstance(p, bool) for p in partial)
@@ -616,7 +630,8 @@ def _topic(raw: Any, index: int, brokers: Sequence[Broker]) -> Topic:
         raise ScenarioError(f"{where}: partially_deleted needs deleted_by_admin = true and a topic present from the "
                             "start (a controller crashed while deleting it).")
     return attrs.evolve(topic, add_partitions=add, recreated_by_admin=recreated, recreated_replicas=again,
-                        preferred_replica_election=preferred, partially_deleted=tuple(sorted(partial)),
+                        preferred_replica_election=preferred, elect_leaders=elect,
+                        partially_deleted=tuple(sorted(partial)),
                         unclean_leader_election_enable_by_admin=unclean)
 
 

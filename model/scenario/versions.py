@@ -110,6 +110,10 @@ GATES: dict[str, Gate] = {g.name: g for g in (
          "updateCurrentReassignment / processZkPartitionReassignment / processApiPartitionReassignment / "
          "initializePartitionReassignments, ControllerContext.ReplicaAssignment: adding and removing replicas in "
          "the topic znode, AlterPartitionReassignments with cancellation and replacement (2.4.0)"),
+    Gate("KIP_460", (2, 4),
+         "KIP-460 (KAFKA-8286), the ElectLeaders request: KafkaController.processReplicaLeaderElection / "
+         "onReplicaElection with AdminClientTriggered, PREFERRED or UNCLEAN (OfflinePartitionLeaderElectionStrategy "
+         "with allowUnclean) (2.4.0)"),
     Gate("KAFKA_13225", (3, 1),
          "KAFKA-13225, KafkaController.onReplicasBecomeOffline: the explicit UpdateMetadata when no replica went "
          "offline and no election succeeded, rather than when no partition had an offline leader (3.1.0)"),

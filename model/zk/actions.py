@@ -74,6 +74,8 @@ class ActionKind(enum.StrEnum):
     AdminCancelReassignment = "AdminCancelReassignment"
     AdminAlterPartitionReassignments = "AdminAlterPartitionReassignments"
     AdminCancelPartitionReassignments = "AdminCancelPartitionReassignments"
+    AdminElectPreferredLeaders = "AdminElectPreferredLeaders"
+    AdminElectUncleanLeaders = "AdminElectUncleanLeaders"
 
 
 class Actor(enum.Enum):
@@ -248,6 +250,10 @@ ACTIONS: Mapping[ActionKind, ActionSpec] = {
         Actor.ADMIN, _handler_of_command(environment.admin_alter_partition_reassignments), _by_reassignment),
     K.AdminCancelPartitionReassignments: ActionSpec(
         Actor.ADMIN, _handler_of_command(environment.admin_cancel_partition_reassignments), _by_reassignment),
+    K.AdminElectPreferredLeaders: ActionSpec(
+        Actor.ADMIN, lambda step, a: environment.admin_elect_leaders(step, a.topic, unclean=False), _by_topic),
+    K.AdminElectUncleanLeaders: ActionSpec(
+        Actor.ADMIN, lambda step, a: environment.admin_elect_leaders(step, a.topic, unclean=True), _by_topic),
 }
 
 
@@ -458,6 +464,16 @@ def _reassignment_cancellations(e: Enabling) -> Enabled:
             yield Action(K.AdminCancelReassignment, topic=command.topic, command=i)
 
 
+def _elect_leaders(e: Enabling) -> Enabled:
+    """ElectLeaders (KIP-460, 2.4): a topic whose scenario entry sets ``elect_leaders`` gets one request, for the
+    partitions its topic znode lists, once it exists."""
+    for t in e.scenario.topics:
+        if (t.elect_leaders and t.name not in e.state.budget.preferred_elections
+                and e.state.zk.topic_assignment(t.name) is not None):
+            kind = K.AdminElectUncleanLeaders if t.elect_leaders == "unclean" else K.AdminElectPreferredLeaders
+            yield Action(kind, topic=t.name)
+
+
 @attrs.frozen
 class Family:
     """Kinds whose actions are enumerated together (in the order ``enabled`` yields them)."""
@@ -471,7 +487,7 @@ class Family:
 #: restarts, then admin steps by topic name (creation, partitions, deletion, re-creation, reassignment), then
 #: controller failover and moves (or the former controller's step), controlled shutdowns, log directory
 #: failures, preferred elections, the auto-rebalance timer, the unclean-election config, reassignment
-#: cancellations and the AlterPartitionReassignments requests (2.4+).
+#: cancellations, the AlterPartitionReassignments requests and the ElectLeaders requests (2.4+).
 FAMILIES: tuple[Family, ...] = (
     Family((K.ControllerProcessEvent,), _controller_steps),
     Family((K.BrokerApplyRequest, K.BrokerFailsStopReplica, K.BrokerAppliesRequestAndDies), _broker_request_steps),
@@ -490,6 +506,7 @@ FAMILIES: tuple[Family, ...] = (
     Family((K.AdminAlterUncleanLeaderElection, K.AdminAlterTopicUncleanLeaderElection), _unclean_config_changes),
     Family((K.AdminCancelReassignment,), _reassignment_cancellations),
     Family((K.AdminAlterPartitionReassignments, K.AdminCancelPartitionReassignments), _api_reassignments),
+    Family((K.AdminElectPreferredLeaders, K.AdminElectUncleanLeaders), _elect_leaders),
 )
 
 

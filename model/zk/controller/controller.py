@@ -72,6 +72,9 @@ def dispatch(step: Step, event: ControllerEvent) -> None:
         controlled_shutdown.process_controlled_shutdown(step, event)
     elif event.kind is EventKind.PreferredReplicaLeaderElection:
         preferred_replica_election.process_preferred_replica_leader_election(step)
+    elif event.kind in (EventKind.ElectPreferredLeaders, EventKind.ElectUncleanLeaders):
+        preferred_replica_election.process_replica_leader_election_api(
+            step, event.partitions, unclean=event.kind is EventKind.ElectUncleanLeaders)
     elif event.kind is EventKind.AutoPreferredReplicaLeaderElection:
         preferred_replica_election.process_auto_preferred_replica_leader_election(step)
     elif event.kind is EventKind.LogDirEventNotification:

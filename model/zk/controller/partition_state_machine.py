@@ -33,6 +33,9 @@ OFFLINE = "OfflinePartitionLeaderElectionStrategy"
 REASSIGN = "ReassignPartitionLeaderElectionStrategy"
 PREFERRED = "PreferredReplicaPartitionLeaderElectionStrategy"
 CONTROLLED_SHUTDOWN = "ControlledShutdownPartitionLeaderElectionStrategy"
+#: ``OfflinePartitionLeaderElectionStrategy(allowUnclean = true)`` (2.4, KIP-460): an ElectLeaders(UNCLEAN) request
+#: elects outside the ISR without reading the topic's config (``collectUncleanLeaderElectionState``)
+OFFLINE_ALLOW_UNCLEAN = "OfflinePartitionLeaderElectionStrategy(allowUnclean = true)"
 
 
 def handle_state_changes(step: Step, partitions: Iterable[TopicPartition], target: PartitionState,
@@ -171,7 +174,8 @@ def _do_elect_leader_for_partitions(step: Step, partitions: list[TopicPartition]
         else:
             recipients = [b for b in assigned if step.is_replica_online(b, tp)]
             any_isr_live = any(step.is_replica_online(b, tp) for b in read.isr)
-            unclean = (not any_isr_live) and step.unclean_leader_election_enable(tp[0])
+            unclean = (not any_isr_live) and (strategy == OFFLINE_ALLOW_UNCLEAN
+                                              or step.unclean_leader_election_enable(tp[0]))
             leader = offline_partition_leader_election(assigned, read.isr, recipients, unclean)
             if leader is not None and leader in read.isr:
                 new_isr = tuple(b for b in read.isr if step.is_replica_online(b, tp))

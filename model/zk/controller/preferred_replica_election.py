@@ -150,3 +150,60 @@ def _can_preferred_replica_be_leader(step: Step, tp: TopicPartition) -> bool:
 def _leader(step: Step, tp: TopicPartition) -> int:
     lai = step.leadership.get(tp)
     return -1 if lai is None else lai.leader
+
+
+def process_replica_leader_election_api(step: Step, partitions: Iterable[TopicPartition], *, unclean: bool) -> None:
+    """``processReplicaLeaderElection(Some(partitions), PREFERRED or UNCLEAN, AdminClientTriggered)`` (2.4, KIP-460,
+    ``KafkaController.scala``; unchanged at 3.9.0-rc3): an ElectLeaders request. Not the active controller:
+    NOT_CONTROLLER for every partition. Else: partitions the context does not know are UNKNOWN_TOPIC_OR_PARTITION,
+    those of topics queued for deletion INVALID_TOPIC_EXCEPTION; of the others, a PREFERRED election takes those
+    whose leader is not the first assigned replica, an UNCLEAN one those without a leader or whose leader is not a
+    live broker, and the rest are ELECTION_NOT_NEEDED. ``onReplicaElection`` moves them to OnlinePartition under
+    ``PreferredReplicaPartitionLeaderElectionStrategy`` or ``OfflinePartitionLeaderElectionStrategy(allowUnclean =
+    true)``; with ``AdminClientTriggered`` it neither rethrows the failures nor touches
+    /admin/preferred_replica_election. A failed election answers PREFERRED_LEADER_NOT_AVAILABLE or
+    ELIGIBLE_LEADERS_NOT_AVAILABLE, a successful one the new leader. The response is the step's message.
+
+    Reading a partition's leader (``partitionLeadershipInfo(partition)``, Scala's ``Map.apply``) throws
+    ``NoSuchElementException`` for a partition without leadership, both election types, before any election: it
+    escapes to ``ControllerEventManager`` ("Uncaught error processing event") and the callback is never called
+    (the client times out). Unlike the znode path, nothing is left behind for a later controller (finding 4)."""
+    if not step.is_active():
+        step.messages.append("ElectLeaders response: NOT_CONTROLLER")
+        return
+    kind = "UNCLEAN" if unclean else "PREFERRED"
+    results: dict[TopicPartition, str] = {}
+    live_partitions: list[TopicPartition] = []
+    for tp in sorted(set(partitions)):
+        if tp not in step.assignment:
+            results[tp] = "UNKNOWN_TOPIC_OR_PARTITION"
+        elif step.is_topic_queued_up_for_deletion(tp[0]):
+            results[tp] = "INVALID_TOPIC_EXCEPTION"
+        else:
+            live_partitions.append(tp)
+    electable: list[TopicPartition] = []
+    for tp in live_partitions:
+        leader = step.partition_leadership_info(tp).leader
+        if unclean:
+            needed = leader == -1 or leader not in step.live_brokers or leader in step.shutting_down_brokers
+        else:
+            needed = leader != step.assignment[tp][0]
+        if needed:
+            electable.append(tp)
+        else:
+            results[tp] = "ELECTION_NOT_NEEDED"
+    before = {tp: step.leadership.get(tp) for tp in electable}
+    strategy = partition_state_machine.OFFLINE_ALLOW_UNCLEAN if unclean else partition_state_machine.PREFERRED
+    step.messages.append(f"Starting replica leader election ({kind}) for partitions "
+                         f"{', '.join(f'{t}-{p}' for t, p in electable)} triggered by AdminClientTriggered")
+    partition_state_machine.handle_state_changes(step, electable, PartitionState.OnlinePartition, strategy)
+    for tp in electable:
+        lai = step.leadership.get(tp)
+        if lai is not None and lai != before[tp]:
+            results[tp] = f"leader {lai.leader}"
+            if not unclean and lai.leader == step.assignment[tp][0]:
+                step.preferred_elections_completed.append(tp)
+        else:
+            results[tp] = "ELIGIBLE_LEADERS_NOT_AVAILABLE" if unclean else "PREFERRED_LEADER_NOT_AVAILABLE"
+    answer = ", ".join(f"{t}-{p}: {r}" for (t, p), r in sorted(results.items()))
+    step.messages.append(f"ElectLeaders response: {answer}")

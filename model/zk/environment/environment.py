@@ -457,6 +457,19 @@ def admin_cancel_partition_reassignments(step: Step, index: int) -> None:
                                reassignments_cancelled=tuple(sorted((*step.budget.reassignments_cancelled, index))))
 
 
+def admin_elect_leaders(step: Step, topic: str, *, unclean: bool) -> None:
+    """``Admin.electLeaders`` (KIP-460, 2.4; ``kafka-leader-election.sh --election-type preferred|unclean
+    --topic``) for the partitions of the topic znode: ``KafkaApis.handleElectReplicaLeader`` hands them to the
+    controller, whose ``ReplicaLeaderElection`` event (``AdminClientTriggered``) carries them. Queued on the active
+    controller's queue like AlterPartitionReassignments (NOT_CONTROLLER and the client's retry are the same event
+    later); lost with the queue of a controller that resigns, and not retried. No znode is written."""
+    parts = step.zk_topics[topic]
+    kind = EventKind.ElectUncleanLeaders if unclean else EventKind.ElectPreferredLeaders
+    step.events.append(ControllerEvent(kind, partitions=tuple((topic, p) for p in range(len(parts)))))
+    step.budget = attrs.evolve(step.budget,
+                               preferred_elections=tuple(sorted((*step.budget.preferred_elections, topic))))
+
+
 def admin_cancel_reassignment(step: Step, index: int) -> None:
     """The admin cancels a stuck reassignment the only way 2.x offers: ``rmr /admin/reassign_partitions``. The
     controller watches only the znode's creation, so the reassignment in its memory goes on until a new

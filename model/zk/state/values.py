@@ -81,6 +81,10 @@ class EventKind(enum.IntEnum):
     UncleanLeaderElectionEnable = 15
     TopicUncleanLeaderElectionEnable = 16
     ApiPartitionReassignment = 17  # an AlterPartitionReassignments request (KIP-455, 2.4)
+    # an ElectLeaders request (KIP-460, 2.4): Kafka's ReplicaLeaderElection(Some(partitions), PREFERRED or UNCLEAN,
+    # AdminClientTriggered); ``partitions`` are the request's
+    ElectPreferredLeaders = 18
+    ElectUncleanLeaders = 19
 
 
 @attrs.frozen
@@ -114,6 +118,10 @@ class ControllerEvent:
             parts = ", ".join(partition_name(tp) for tp in self.partitions)
             return (f"TopicDeletionStopReplicaResponseReceived(broker={self.broker}, [{parts}], "
                     f"error={'KAFKA_STORAGE_ERROR' if self.error else 'NONE'})")
+        if self.kind in (EventKind.ElectPreferredLeaders, EventKind.ElectUncleanLeaders):
+            kind = "PREFERRED" if self.kind is EventKind.ElectPreferredLeaders else "UNCLEAN"
+            parts = ", ".join(partition_name(tp) for tp in self.partitions)
+            return f"ReplicaLeaderElection([{parts}], {kind}, AdminClientTriggered)"
         if self.kind is EventKind.PartitionReassignmentIsrChange:
             return f"PartitionReassignmentIsrChange({partition_name(self.partitions[0])})"
         if self.kind in (EventKind.PartitionModifications, EventKind.TopicUncleanLeaderElectionEnable):
@@ -330,7 +338,7 @@ class Budget:
     controller_failovers: int = 0  # the controller's host died or its ZooKeeper session expired
     controller_moves: int = 0  # /controller deleted under a running controller
     controlled_shutdowns: int = 0  # ControlledShutdownRequests sent by brokers
-    preferred_elections: tuple[str, ...] = ()  # topics an admin ran kafka-preferred-replica-election for
+    preferred_elections: tuple[str, ...] = ()  # topics an admin ran an election for (the znode or ElectLeaders)
     auto_rebalance_checks: int = 0  # firings of the auto-leader-rebalance-task timer
     log_dir_failures: int = 0
     unclean_config_changes: int = 0
