@@ -9,8 +9,12 @@ line yields it."""
 
 from __future__ import annotations
 
+import pytest
 from kafka_steps import initial, model_of, process, replica_state, settle, take, zk_lai
 
+from explorer.bfs import run_bfs
+from kmc.compose import model_for, resolve_scenario
+from model.scenario import with_version
 from model.zk.environment import partition_leader
 from model.zk.kafka_model import KafkaControllerModel
 from model.zk.state.states import ReplicaState
@@ -265,3 +269,58 @@ def test_before_2_4_the_topic_znode_has_no_adding_or_removing_replicas() -> None
     s = process(model, take(model, initial(model), "AdminReassignPartitions", topic="t", command=0))
     assert zk_reassignment(s) == (((1, 2, 0),), (), ())
     assert context_reassignment(s)[1:] == ((), (), (1, 2))
+
+
+def test_replacement_racing_the_leaders_expansion_leaves_an_unassigned_replica_in_the_isr() -> None:
+    """[0] -> [1] through the API (phase A), 1 fetches; the replacement [2] is processed while leader 0 takes 1 into
+    the ISR between a read and a write of the controller: U3's OfflineReplica of 1 reads the ISR [0]
+    (doRemoveReplicasFromIsr: 1 not in it, nothing written), the leader's write lands, and A1's updateLeaderEpoch
+    meets BADVERSION, re-reads the ISR [0, 1] and writes it back with epoch 2. The topic znode says [2, 0] and the
+    ISR [0, 1]: replica 1 is stopped, deleted, unassigned and in the ISR (why reassignment-api leaves out
+    isr_subset_of_assignment). Kafka 2.4's code takes the same steps."""
+    m = model_of("""
+[kafka]
+version = "2.4"
+[cluster]
+brokers = [0, 1, 2]
+[[topics]]
+name = "t"
+replicas = [[0]]
+[[reassignments]]
+topic = "t"
+partitions = { 0 = [1] }
+through_api = true
+[[reassignments]]
+topic = "t"
+partitions = { 0 = [2] }
+through_api = true
+[bounds]
+isr_changes = 1
+broker_failures = 0
+controller_failovers = 0
+""")
+    s = take(m, initial(m), "AdminAlterPartitionReassignments", topic="t", command=0)
+    s = take(m, s, "AdminAlterPartitionReassignments", topic="t", command=1)
+    s = process(m, s)
+    s = take(m, take(m, s, "BrokerApplyRequest", 1), "BrokerApplyRequest", 0)
+    s = take(m, s, "ControllerProcessEvent", 0, "t", partition=0, replica=1, isr_race=EXPAND)
+    assert zk_reassignment(s) == (((2, 0),), (2,), (0,))
+    assert lai_of(s) == (0, 2, (0, 1))
+    assert replica_state(s, "t", 0, 1) is R.NonExistentReplica and stop_replicas(s, 1) == [False, True]
+
+
+#: The reassignment scenarios at Kafka 2.4 (their own files say 2.3): outcome, distinct, generated, depth, queue.
+#: reassignment: 2,588 at 2.3; 2.4 fixes KAFKA-9212 (the bumped epoch kept in the cache: fewer stale states) and
+#: B3 sends LeaderAndIsr to TRS rather than to OAR + RAR. reassignment-isr-shrink-race (finding 3): the same at 2.4.
+PINNED_2_4 = {
+    "reassignment": ("OK", 2444, 6454, 23, 0),
+    "reassignment-isr-shrink-race": ("VIOLATION", 23, 24, 3, 15),
+    "reassignment-during-deletion": ("VIOLATION", 3435, 8036, 18, 34),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PINNED_2_4))
+def test_reassignment_scenarios_at_2_4(name: str) -> None:
+    result = run_bfs(model_for(with_version(resolve_scenario(name), "2.4")))
+    s = result.stats
+    assert (result.outcome.name, s.distinct, s.generated, s.depth, s.queue) == PINNED_2_4[name]

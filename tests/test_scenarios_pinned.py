@@ -81,6 +81,9 @@ PINNED: dict[str, Pinned] = {
     "reassignment-during-deletion": Pinned(Outcome.VIOLATION, distinct=3661, generated=8578, depth=18, queue=42,
                                            discoveries={"sometimes_deletion_completes": 5,
                                                         "reassignment_finishes_when_targets_alive": 17}),
+    # Kafka 2.4 (KIP-455): AlterPartitionReassignments with cancellation and replacement
+    "reassignment-api": Pinned(Outcome.OK, distinct=23914, generated=82205, depth=29, queue=0, discoveries={
+        "sometimes_reassignment_completes": 4, "sometimes_isr_reexpanded": 5, "sometimes_leader_reelected": 7}),
     "racks": Pinned(Outcome.OK, distinct=8764, generated=22954, depth=23, queue=0, discoveries={
         "sometimes_leader_reelected": 4, "sometimes_deletion_retried": 14, "sometimes_deletion_completes": 16},
         never_found=NO_ISR_CHANGES),
