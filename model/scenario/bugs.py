@@ -146,8 +146,10 @@ NOT_MODELLED_BUGS: Mapping[str, tuple[str, str]] = {
                    "needs two reassignment tools racing on /admin/reassign_partitions; the model's admin commands "
                    "are atomic, and 2.3's tool refuses to run while the znode exists"),
     "KAFKA-14808": ("fix leaderless partition issue when controller removes unneeded replicas",
-                    "modelled unfixed (replicasAreValid of 2.4 - 3.9 has no leader check); no switch yet: its trigger "
-                    "(four brokers, two API reassignments, a preferred election) exceeds 300,000 states by depth 17"),
+                    "modelled unfixed (replicasAreValid of 2.4 - 3.9 has no leader check); no switch yet: with "
+                    "ElectLeaders the trigger is reached (three brokers, [0] -> [1, 2] then [2] through the API, one "
+                    "ISR expansion, a preferred ElectLeaders: leaderless at 30,757 states), the fixed "
+                    "replicasAreValid (PR #13451) is not written yet"),
     "KAFKA-13226": ("createTopic need sort brokerMetadata",
                     "lies in the broker's AdminManager (the unsorted alive-broker list of its metadata cache), not "
                     "in the controller; the model assigns from id-sorted broker lists"),
