@@ -21,7 +21,7 @@ from typing import Any
 from explorer.contract import Evidence, Property, PropertyKind
 from invariants.registry import PropertySpec
 from model.kraft.actions import ActionKind
-from model.kraft.records import NO_LEADER, replay
+from model.kraft.records import NO_LEADER
 from model.kraft.state import KraftState
 from model.scenario import Scenario, ScenarioError
 
@@ -34,7 +34,7 @@ def _register(name: str, kind: PropertyKind, group: str, description: str,
 
 
 def _partitions(state: KraftState) -> Iterable[tuple[int, Any]]:
-    return enumerate(replay(state.metadata_log).partitions)
+    return enumerate(state.image.partitions)
 
 
 def leader_in_isr(state: KraftState) -> Evidence | None:
@@ -59,7 +59,7 @@ def elr_disjoint_from_isr(state: KraftState) -> Evidence | None:
 
 
 def no_fenced_leader(state: KraftState) -> Evidence | None:
-    image = replay(state.metadata_log)
+    image = state.image
     for i, p in enumerate(image.partitions):
         if p.leader != NO_LEADER and image.is_fenced(p.leader):
             return {"partition": i, "leader": p.leader}
@@ -67,7 +67,7 @@ def no_fenced_leader(state: KraftState) -> Evidence | None:
 
 
 def no_acknowledged_record_lost(state: KraftState) -> Evidence | None:
-    image = replay(state.metadata_log)
+    image = state.image
     for i, p in enumerate(image.partitions):
         if p.leader == NO_LEADER or image.is_fenced(p.leader):
             continue
@@ -83,7 +83,7 @@ def no_acknowledged_record_lost(state: KraftState) -> Evidence | None:
 
 
 def epochs_only_grow(prev: KraftState, action: Any, next_: KraftState) -> Evidence | None:
-    before, after = replay(prev.metadata_log), replay(next_.metadata_log)
+    before, after = prev.image, next_.image
     for i, (p0, p1) in enumerate(zip(before.partitions, after.partitions, strict=False)):
         if p1.leader_epoch < p0.leader_epoch or p1.partition_epoch < p0.partition_epoch:
             return {"partition": i, "leader_epoch": [p0.leader_epoch, p1.leader_epoch],

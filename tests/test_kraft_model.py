@@ -12,7 +12,6 @@ from kmc.compose import model_for
 from model.kraft.actions import Action, ActionKind
 from model.kraft.partition_change_builder import build
 from model.kraft.records import NO_LEADER, PartitionRegistration, replay
-from model.kraft.state import decode, encode
 from model.scenario import ScenarioError, load_scenario
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "model" / "scenario" / "scenarios" / "kraft"
@@ -58,7 +57,7 @@ def _take(model, state, kind: ActionKind, broker: int, partition: int = -1):
     assert action in model.actions(state), (action, [model.describe_action(a) for a in model.actions(state)])
     after = model.next_state(state, action)
     assert after is not None
-    assert decode(encode(after)) == after
+    assert model.decode(model.encode(after)) == after
     return after
 
 

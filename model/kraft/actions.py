@@ -20,7 +20,7 @@ import attrs
 from model.kraft import cluster_control as cc
 from model.kraft import replica_manager as rm
 from model.kraft import replication_control as rc
-from model.kraft.records import RegisterBrokerRecord, replay
+from model.kraft.records import MetadataImage, RegisterBrokerRecord
 from model.kraft.state import (
     OFFLINE_CLEAN,
     OFFLINE_UNCLEAN,
@@ -28,6 +28,7 @@ from model.kraft.state import (
     SHUTTING_DOWN,
     KraftState,
     PartitionLog,
+    append,
 )
 from model.scenario import Scenario
 from model.scenario.kraft import KraftSettings
@@ -75,11 +76,11 @@ def _spend(state: KraftState, bound: str) -> KraftState:
 
 
 def _append(state: KraftState, records: list[Any]) -> KraftState:
-    return attrs.evolve(state, metadata_log=(*state.metadata_log, *records))
+    return append(state, records)
 
 
-def _controller_image(state: KraftState) -> Any:
-    return replay(state.metadata_log)
+def _controller_image(state: KraftState) -> MetadataImage:
+    return state.image
 
 
 # ---- the handlers ----
@@ -89,8 +90,8 @@ def replay_metadata_record(scenario: Scenario, state: KraftState, action: Action
     ``ReplicaManager.applyDelta``). Deviation: one step replays every record it lacks, not one record: an image
     is stale by whatever the controller wrote since the broker's last replay."""
     broker = state.brokers[_index(state, action.broker)]
-    broker = attrs.evolve(broker, metadata_offset=len(state.metadata_log))
-    return rm.replace_broker(state, rm.apply_delta(rm.image_of(state, broker), broker))
+    broker = attrs.evolve(broker, metadata_offset=len(state.metadata_log), image=state.image)
+    return rm.replace_broker(state, rm.apply_delta(broker.image, broker))
 
 
 def broker_registration(scenario: Scenario, state: KraftState, action: Action) -> KraftState | None:
@@ -177,7 +178,7 @@ def produce(scenario: Scenario, state: KraftState, action: Action) -> KraftState
 def fetch(scenario: Scenario, state: KraftState, action: Action) -> KraftState | None:
     """A follower fetches from the leader its metadata image names, in that leader epoch."""
     follower = state.brokers[_index(state, action.broker)]
-    partition = rm.image_of(state, follower).partitions[action.partition]
+    partition = follower.image.partitions[action.partition]
     leader = state.brokers[_index(state, partition.leader)]
     return rm.fetch(state, follower, leader, action.partition, _settings(scenario).min_insync_replicas)
 
@@ -243,7 +244,7 @@ def enabled_actions(scenario: Scenario, state: KraftState) -> list[Action]:
     for b in brokers:
         if not b.alive:
             continue
-        own = rm.image_of(state, b)
+        own = b.image
         for p, partition in enumerate(own.partitions):
             if b.id not in partition.replicas or partition.leader in (b.id, -1):
                 continue
@@ -255,7 +256,7 @@ def enabled_actions(scenario: Scenario, state: KraftState) -> list[Action]:
         for b in brokers:
             if not b.alive:
                 continue
-            own = rm.image_of(state, b)
+            own = b.image
             for p, lead in enumerate(b.leading):
                 if lead is None:
                     continue

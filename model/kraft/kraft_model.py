@@ -27,7 +27,7 @@ from model.kraft.records import (
     describe_record,
     replay,
 )
-from model.kraft.state import PROCESS_NAMES, BrokerState, Budget, KraftState, PartitionLog, decode, encode
+from model.kraft.state import PROCESS_NAMES, BrokerState, Budget, Codec, KraftState, PartitionLog
 from model.scenario import Scenario
 
 
@@ -40,6 +40,7 @@ class KraftControllerModel:
         self.scenario = scenario
         self._properties = tuple(properties)
         self._initial = initial_state(scenario)
+        self._codec = Codec([t.name for t in scenario.topics], self._initial)
         self._partition_names = [f"{t.name}-{p}" for t in scenario.topics for p in range(t.partitions)]
 
     def init_states(self) -> Sequence[KraftState]:
@@ -58,10 +59,10 @@ class KraftControllerModel:
         return True
 
     def encode(self, state: KraftState) -> bytes:
-        return encode(state)
+        return self._codec.encode(state)
 
     def decode(self, data: bytes) -> KraftState:
-        return decode(data)
+        return self._codec.decode(data)
 
     def action_name(self, action: Action) -> str:
         return action.kind.value
@@ -95,7 +96,7 @@ class KraftControllerModel:
         return lines
 
     def _describe_image(self, state: KraftState) -> list[str]:
-        image = replay(state.metadata_log)
+        image = state.image
         lines = []
         for reg in image.brokers:
             status = "fenced" if reg.fenced else ("in controlled shutdown" if reg.in_controlled_shutdown
@@ -134,14 +135,14 @@ def initial_state(scenario: Scenario) -> KraftState:
             log.append(PartitionRecord(partition=index, replicas=replicas, isr=replicas, leader=replicas[0]))
             index += 1
     partitions = index
+    image = replay(log)
     state = KraftState(
         metadata_log=tuple(log), controlled_shutdown_offsets=tuple(-1 for _ in broker_ids),
         brokers=tuple(BrokerState(id=b, process=0, broker_epoch=epochs[b], metadata_offset=len(log),
                                   logs=tuple(PartitionLog() for _ in range(partitions)),
-                                  leading=tuple(None for _ in range(partitions)))
+                                  leading=tuple(None for _ in range(partitions)), image=image)
                       for b in broker_ids),
-        acknowledged=(), budget=Budget())
-    image = replay(state.metadata_log)
+        acknowledged=(), budget=Budget(), image=image)
     return attrs.evolve(state, brokers=tuple(rm.apply_delta(image, b) for b in state.brokers))
 
 

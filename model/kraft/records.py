@@ -23,7 +23,6 @@ incarnation ids are recorded.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 
 import attrs
@@ -168,13 +167,13 @@ def apply(image: MetadataImage, offset: int, record: Record) -> MetadataImage:
     return attrs.evolve(image, partitions=tuple(parts))
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def replay(log: tuple[Record, ...]) -> MetadataImage:
-    """The image of the whole of ``log`` (a broker's image is the replay of a prefix). Cached: a log's prefixes
-    share their images."""
-    if not log:
-        return MetadataImage()
-    return apply(replay(log[:-1]), len(log) - 1, log[-1])
+def replay(log: Sequence[Record]) -> MetadataImage:
+    """The image of the whole of ``log``, replayed from nothing (a broker's image is the replay of a prefix). The
+    model carries the images in its state (:mod:`model.kraft.state`); this is what they must equal."""
+    image = MetadataImage()
+    for offset, record in enumerate(log):
+        image = apply(image, offset, record)
+    return image
 
 
 def describe_record(record: Record, topic_of: Sequence[str]) -> str:

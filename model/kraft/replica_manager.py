@@ -24,13 +24,8 @@ from __future__ import annotations
 
 import attrs
 
-from model.kraft.records import MetadataImage, replay
+from model.kraft.records import MetadataImage
 from model.kraft.state import BrokerState, FollowerState, KraftState, LeaderState, PartitionLog
-
-
-def image_of(state: KraftState, broker: BrokerState) -> MetadataImage:
-    """The broker's metadata image: the replay of the prefix of the log it has replayed."""
-    return replay(state.metadata_log[:broker.metadata_offset])
 
 
 def apply_delta(image: MetadataImage, broker: BrokerState) -> BrokerState:
