@@ -212,13 +212,16 @@ def enabled_actions(scenario: Scenario, state: KraftState) -> list[Action]:
     """The actions of ``state``, in a fixed order: by kind (the order of :class:`ActionKind`), then broker,
     partition and ISR."""
     settings = _settings(scenario)
-    bounds, budget = settings.bounds, state.budget
     image = _controller_image(state)
-    actions: list[Action] = []
-    brokers = state.brokers
-    for b in brokers:
-        if b.alive and b.metadata_offset < len(state.metadata_log):
-            actions.append(Action(ActionKind.ReplayMetadataRecord, b.id))
+    return [*_lifecycle_actions(settings, state, image), *_failure_actions(settings, state, image),
+            *_produce_actions(settings, state), *_fetch_actions(state), *_alter_partition_actions(settings, state)]
+
+
+def _lifecycle_actions(settings: KraftSettings, state: KraftState, image: MetadataImage) -> list[Action]:
+    """Replaying the metadata log, registration of a restarted broker, unfencing, controlled shutdown."""
+    bounds, budget, brokers = settings.bounds, state.budget, state.brokers
+    actions = [Action(ActionKind.ReplayMetadataRecord, b.id) for b in brokers
+               if b.alive and b.metadata_offset < len(state.metadata_log)]
     if budget.restarts < bounds.restarts:
         actions += [Action(ActionKind.BrokerRegistration, b.id) for b in brokers
                     if not b.alive and image.is_fenced(b.id)]
@@ -231,46 +234,63 @@ def enabled_actions(scenario: Scenario, state: KraftState) -> list[Action]:
         actions += [Action(ActionKind.BeginControlledShutdown, b.id) for b in brokers if b.process == RUNNING]
     actions += [Action(ActionKind.ControlledShutdownHeartbeat, b.id) for b in brokers
                 if b.process == SHUTTING_DOWN and image.broker(b.id) is not None]
-    for b in brokers:
-        if not image.is_fenced(b.id) and (not b.alive or budget.session_expiries < bounds.session_expiries):
-            actions.append(Action(ActionKind.SessionExpiry, b.id))
+    return actions
+
+
+def _failure_actions(settings: KraftSettings, state: KraftState, image: MetadataImage) -> list[Action]:
+    """Session expiry (a dead broker's always, a live one's within the budget) and unclean shutdown."""
+    bounds, budget, brokers = settings.bounds, state.budget, state.brokers
+    actions = [Action(ActionKind.SessionExpiry, b.id) for b in brokers
+               if not image.is_fenced(b.id) and (not b.alive or budget.session_expiries < bounds.session_expiries)]
     if budget.unclean_shutdowns < bounds.unclean_shutdowns:
         actions += [Action(ActionKind.UncleanShutdown, b.id) for b in brokers if b.alive]
-    if budget.produces < bounds.produces:
-        for b in brokers:
-            for p, lead in enumerate(b.leading):
-                if b.alive and lead is not None and len(lead.isr) >= settings.min_insync_replicas:
-                    actions.append(Action(ActionKind.Produce, b.id, p))
+    return actions
+
+
+def _produce_actions(settings: KraftSettings, state: KraftState) -> list[Action]:
+    """A produce with acks=all at a live leader whose ISR is at least min.insync.replicas."""
+    if state.budget.produces >= settings.bounds.produces:
+        return []
+    return [Action(ActionKind.Produce, b.id, p) for b in state.brokers for p, lead in enumerate(b.leading)
+            if b.alive and lead is not None and len(lead.isr) >= settings.min_insync_replicas]
+
+
+def _fetch_actions(state: KraftState) -> list[Action]:
+    """A follower's fetch from the leader its own image names, when that leader leads at that epoch."""
+    actions = []
+    brokers = state.brokers
     for b in brokers:
         if not b.alive:
             continue
-        own = b.image
-        for p, partition in enumerate(own.partitions):
+        for p, partition in enumerate(b.image.partitions):
             if b.id not in partition.replicas or partition.leader in (b.id, -1):
                 continue
             leader = brokers[_index(state, partition.leader)]
             lead = leader.leading[p]
             if leader.alive and lead is not None and lead.leader_epoch == partition.leader_epoch:
                 actions.append(Action(ActionKind.Fetch, b.id, p))
-    if budget.alter_partitions < bounds.alter_partitions:
-        for b in brokers:
-            if not b.alive:
+    return actions
+
+
+def _alter_partition_actions(settings: KraftSettings, state: KraftState) -> list[Action]:
+    """A leader's AlterPartition: a shrink for each follower in the ISR, an expansion for each caught-up one."""
+    if state.budget.alter_partitions >= settings.bounds.alter_partitions:
+        return []
+    actions = []
+    for b in state.brokers:
+        if not b.alive:
+            continue
+        own = b.image
+        for p, lead in enumerate(b.leading):
+            if lead is None:
                 continue
-            own = b.image
-            for p, lead in enumerate(b.leading):
-                if lead is None:
-                    continue
-                replicas = own.partitions[p].replicas
-                for r in replicas:  # shrink: a follower out of the ISR (replica.lag.time.max.ms, time abstracted)
-                    if r != b.id and r in lead.isr:
-                        actions.append(Action(ActionKind.AlterPartition, b.id, p,
-                                              tuple(x for x in lead.isr if x != r)))
-                hw = b.logs[p].high_watermark
-                for f in lead.followers:  # expand: isFollowerInSync and isReplicaIsrEligible (KIP-841)
-                    if (f.broker not in lead.isr and f.log_end_offset >= hw
-                            and own.is_active(f.broker)):
-                        actions.append(Action(ActionKind.AlterPartition, b.id, p,
-                                              tuple(sorted((*lead.isr, f.broker)))))
+            for r in own.partitions[p].replicas:  # shrink: a follower out of the ISR (replica.lag.time.max.ms)
+                if r != b.id and r in lead.isr:
+                    actions.append(Action(ActionKind.AlterPartition, b.id, p, tuple(x for x in lead.isr if x != r)))
+            hw = b.logs[p].high_watermark
+            for f in lead.followers:  # expand: isFollowerInSync and isReplicaIsrEligible (KIP-841)
+                if f.broker not in lead.isr and f.log_end_offset >= hw and own.is_active(f.broker):
+                    actions.append(Action(ActionKind.AlterPartition, b.id, p, tuple(sorted((*lead.isr, f.broker)))))
     return actions
 
 

@@ -47,28 +47,9 @@ def build(
     record_isr: list[int] | None = None
     record_lrs = NO_RECOVERY_CHANGE
 
-    # maybePopulateTargetElr
     if elr_enabled:
-        if len(isr) >= min_isr:
-            elr = []
-        else:
-            candidates = set(elr) | set(partition.isr)
-            elr = sorted(r for r in candidates if r not in isr and r not in unclean_shutdown_replicas)
-
-    # tryElection (electAnyLeader)
-    def valid(r: int) -> bool:  # isValidNewLeader
-        return (r in isr or (not isr and r in elr)) and is_acceptable_leader(r)
-
-    node, was_unclean = NO_LEADER, False
-    if valid(partition.leader):
-        node = partition.leader
-    elif (online := next((r for r in partition.replicas if valid(r)), None)) is not None:
-        node = online
-    elif (elr_enabled and not elr and not isr and len(partition.last_known_elr) == 1):
-        # canElectLastKnownLeader: 3.9.0-rc3 logs, and does not refuse, a last known leader that is not acceptable
-        node, was_unclean = partition.last_known_elr[0], True
-    elif unclean and (any_leader := next((r for r in partition.replicas if is_acceptable_leader(r)), None)) is not None:
-        node, was_unclean = any_leader, True
+        elr = _target_elr(partition, isr, elr, min_isr, unclean_shutdown_replicas)
+    node, was_unclean = _elect_any_leader(partition, isr, elr, is_acceptable_leader, elr_enabled, unclean)
     if node != partition.leader:
         if node in elr:
             isr = [node]
@@ -90,16 +71,7 @@ def build(
     if record_isr is None and (isr or elr_enabled) and isr != list(partition.isr):
         record_isr = isr
 
-    # maybeUpdateLastKnownLeader
-    record_lke: list[int] | None = None
-    if elr_enabled:
-        if record_isr is not None and not record_isr and (
-                len(partition.last_known_elr) != 1 or partition.last_known_elr[0] != partition.leader):
-            record_lke = [partition.leader]
-        elif ((leader >= 0 or (partition.leader != NO_LEADER and leader != NO_LEADER))
-              and partition.last_known_elr):
-            record_lke = []
-
+    record_lke = _last_known_leader(partition, record_isr, leader) if elr_enabled else None
     if target_leader_recovery_state is not None and target_leader_recovery_state != partition.leader_recovery_state:
         record_lrs = target_leader_recovery_state
     record = PartitionChangeRecord(
@@ -109,6 +81,48 @@ def build(
     if record == PartitionChangeRecord(partition=index):
         return None
     return record
+
+
+def _target_elr(partition: PartitionRegistration, isr: Sequence[int], elr: Sequence[int], min_isr: int,
+                unclean_shutdown_replicas: Sequence[int]) -> list[int]:
+    """``maybePopulateTargetElr``: empty when the target ISR holds ``min.insync.replicas``, else the ELR and the
+    replicas leaving the ISR, less the target ISR and the replicas that shut down uncleanly."""
+    if len(isr) >= min_isr:
+        return []
+    candidates = set(elr) | set(partition.isr)
+    return sorted(r for r in candidates if r not in isr and r not in unclean_shutdown_replicas)
+
+
+def _elect_any_leader(partition: PartitionRegistration, isr: Sequence[int], elr: Sequence[int],
+                      is_acceptable_leader: Callable[[int], bool], elr_enabled: bool,
+                      unclean: bool) -> tuple[int, bool]:
+    """``tryElection`` / ``electAnyLeader``: the new leader and whether the election was unclean. The current
+    leader if still valid, else the first valid replica (ISR, or the ELR when the ISR is empty), else the last
+    known leader, else (unclean) any acceptable replica; ``NO_LEADER`` when none."""
+    def valid(r: int) -> bool:  # isValidNewLeader
+        return (r in isr or (not isr and r in elr)) and is_acceptable_leader(r)
+
+    if valid(partition.leader):
+        return partition.leader, False
+    if (online := next((r for r in partition.replicas if valid(r)), None)) is not None:
+        return online, False
+    if elr_enabled and not elr and not isr and len(partition.last_known_elr) == 1:
+        # canElectLastKnownLeader: 3.9.0-rc3 logs, and does not refuse, a last known leader that is not acceptable
+        return partition.last_known_elr[0], True
+    if unclean and (any_leader := next((r for r in partition.replicas if is_acceptable_leader(r)), None)) is not None:
+        return any_leader, True
+    return NO_LEADER, False
+
+
+def _last_known_leader(partition: PartitionRegistration, record_isr: Sequence[int] | None,
+                       leader: int) -> list[int] | None:
+    """``maybeUpdateLastKnownLeader``: the last known ELR to write, or None to leave it."""
+    if record_isr is not None and not record_isr and (
+            len(partition.last_known_elr) != 1 or partition.last_known_elr[0] != partition.leader):
+        return [partition.leader]
+    if (leader >= 0 or (partition.leader != NO_LEADER and leader != NO_LEADER)) and partition.last_known_elr:
+        return []
+    return None
 
 
 __all__ = ["RECOVERED", "build"]
