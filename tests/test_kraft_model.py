@@ -91,3 +91,15 @@ def test_last_replica_standing_loses_an_acknowledged_record_without_eligible_lea
         state = _take(model, state, ActionKind.UnfenceBroker, 2)
         assert replay(state.metadata_log).partitions[0].leader == 2
         assert no_acknowledged_record_lost(state) is None
+
+
+
+def test_damaged_state_bytes_are_refused_with_value_error() -> None:
+    """The KRaft codec answers bytes it did not write (truncated, padded, another shape, too deeply nested) with
+    ValueError, never with a state or another exception."""
+    model = model_for(load_scenario((SCENARIOS / "kraft-last-replica-standing-rf2.toml").read_text()))
+    data = model.encode(model.init_states()[0])
+    assert model.encode(model.decode(data)) == data
+    for damaged in (data[:-1], data + b"]", b"[1,2]", b"[[],[],[[1]],[],[]]", b"[" * 100_000, b"", b"\xff"):
+        with pytest.raises(ValueError):
+            model.decode(damaged)

@@ -10,8 +10,9 @@ The derived fields take no part in equality, hashing or the encoding; :meth:`Cod
 replay of the log. ``tests/test_kraft_scenarios.py`` checks, on every state of a search, that each image equals
 the replay of its prefix.
 
-The canonical bytes (:class:`Codec`) are ``marshal`` version 2 (no object references, so equal values give equal
-bytes in every process) of a tree of ints, ``None`` and tuples written field by field by hand: records as a tag
+The canonical bytes (:class:`Codec`) are compact JSON (``json``'s C encoder and decoder; not ``marshal``, whose
+reader is not meant for damaged input) of a tree of ints, bools, ``None`` and tuples written field by field by
+hand, so equal values give equal bytes in every process: records as a tag
 and their fields, topics by their index in the scenario, and the metadata log without the prefix every state
 shares (the initial registrations, unfencings and topic creations). Tuples the model keeps as sets (the
 acknowledged records, the ISR as Kafka sorts it) are kept sorted by the steps that write them.
@@ -24,7 +25,7 @@ the ZooKeeper state's classes. This module writes its codec by hand, without sym
 
 from __future__ import annotations
 
-import marshal
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -131,6 +132,14 @@ def append(state: KraftState, records: Sequence[Record]) -> KraftState:
     return attrs.evolve(state, metadata_log=(*state.metadata_log, *records), image=image)
 
 
+#: Compact, canonical JSON: tuples as arrays, no spaces, ASCII only.
+_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True, check_circular=False, allow_nan=False)
+
+
+def _tuple(values: list[int] | None) -> tuple[int, ...] | None:
+    return None if values is None else tuple(values)
+
+
 def _ints(values: Sequence[int] | None) -> tuple[int, ...] | None:
     return None if values is None else tuple(int(v) for v in values)
 
@@ -175,15 +184,16 @@ class Codec:
                 tuple(state.acknowledged),
                 (budget.unclean_shutdowns, budget.restarts, budget.controlled_shutdowns, budget.session_expiries,
                  budget.produces, budget.alter_partitions))
-        return marshal.dumps(tree, 2)
+        return _JSON.encode(tree).encode("ascii")
 
     # ---- reading ----
 
-    def _read_record(self, t: tuple[Any, ...]) -> Record:
+    def _read_record(self, t: list[Any]) -> Record:
         tag = t[0]
         if tag == 4:
-            return PartitionChangeRecord(partition=t[1], leader=t[2], isr=t[3], eligible_leader_replicas=t[4],
-                                         last_known_elr=t[5], leader_recovery_state=t[6])
+            return PartitionChangeRecord(partition=t[1], leader=t[2], isr=_tuple(t[3]),
+                                         eligible_leader_replicas=_tuple(t[4]), last_known_elr=_tuple(t[5]),
+                                         leader_recovery_state=t[6])
         if tag == 1:
             return BrokerRegistrationChangeRecord(broker_id=t[1], broker_epoch=t[2], fenced=t[3],
                                                   in_controlled_shutdown=bool(t[4]))
@@ -191,10 +201,17 @@ class Codec:
             return RegisterBrokerRecord(broker_id=t[1], broker_epoch=t[2])
         if tag == 2:
             return TopicRecord(name=self.topics[t[1]])
-        return PartitionRecord(partition=t[1], replicas=t[2], isr=t[3], leader=t[4])
+        return PartitionRecord(partition=t[1], replicas=tuple(t[2]), isr=tuple(t[3]), leader=t[4])
 
     def decode(self, data: bytes) -> KraftState:
-        suffix, offsets, brokers, acknowledged, budget = marshal.loads(data)
+        """The state of ``data``; ``ValueError`` for bytes :meth:`encode` did not write."""
+        try:
+            return self._decode(json.loads(data))
+        except (ValueError, TypeError, IndexError, KeyError, RecursionError) as e:
+            raise ValueError(f"damaged KRaft state bytes: {type(e).__name__}") from None
+
+    def _decode(self, tree: list[Any]) -> KraftState:
+        suffix, offsets, brokers, acknowledged, budget = tree
         log = (*self.prefix, *(self._read_record(t) for t in suffix))
         # one replay of the suffix gives the controller's image and every broker's (at its offset)
         wanted = {b[3] for b in brokers}
@@ -208,17 +225,17 @@ class Codec:
         for offset in wanted - images.keys():  # a broker behind the shared prefix (not reached by the model)
             images[offset] = replay_prefix(log, offset)
         return KraftState(
-            metadata_log=log, controlled_shutdown_offsets=offsets,
+            metadata_log=log, controlled_shutdown_offsets=tuple(offsets),
             brokers=tuple(BrokerState(id=b[0], process=b[1], broker_epoch=b[2], metadata_offset=b[3],
-                                      logs=tuple(PartitionLog(records=r, high_watermark=hw) for r, hw in b[4]),
+                                      logs=tuple(PartitionLog(records=tuple(r), high_watermark=hw) for r, hw in b[4]),
                                       leading=tuple(None if lead is None else
                                                     LeaderState(leader_epoch=lead[0], partition_epoch=lead[1],
-                                                                isr=lead[2],
+                                                                isr=tuple(lead[2]),
                                                                 followers=tuple(FollowerState(*f) for f in lead[3]))
                                                     for lead in b[5]),
                                       image=images[b[3]])
                           for b in brokers),
-            acknowledged=acknowledged, budget=Budget(*budget), image=image)
+            acknowledged=tuple(tuple(a) for a in acknowledged), budget=Budget(*budget), image=image)
 
 
 def replay_prefix(log: Sequence[Record], offset: int) -> MetadataImage:
