@@ -6,7 +6,8 @@
 
 Each (workload, engine) runs in a process of its own, so that its figures are the operating system's
 accounting of that process and every process it starts (the JVM and the Python workers of Spark, the
-JVM of TLC): wall seconds from start to exit, and the peak resident memory of the whole process tree,
+JVM of TLC): wall seconds from start to exit, CPU seconds of the tree (user and system: less moved by
+other work on the machine than wall seconds), and the peak resident memory of the whole process tree,
 sampled every 50 ms. ``bytes_per_state`` is the growth of that tree's resident memory from the moment
 the search starts (the interpreter, the model and the Spark session already loaded) to its peak,
 divided by the distinct states found: what a visited state costs, not what the runtime costs.
@@ -29,6 +30,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -42,7 +44,8 @@ TOY_SPEC_DIR = ROOT / "bench" / "tla"
 WORKLOADS = ("toy-MC", "toy-MC3", "kafka-default", "kafka-large")
 ENGINES = ("local", "spark", "tlc")
 START_MARKER = "KMC-BENCH-SEARCH-STARTS"
-FIELDS = ("workload", "engine", "distinct", "generated", "depth", "seconds", "peak_rss_mb", "bytes_per_state")
+FIELDS = ("workload", "engine", "distinct", "generated", "depth", "seconds", "cpu_seconds", "peak_rss_mb",
+          "bytes_per_state")
 
 
 # ---- the child: one workload on one engine ----------------------------------------------------
@@ -126,6 +129,7 @@ class _Watched:
 
     def __init__(self, command: list[str], marker: str, cwd: Path) -> None:
         self.started = time.perf_counter()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         self.process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                         text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
         self.peak = 0
@@ -142,6 +146,10 @@ class _Watched:
         for reader in readers:
             reader.join()
         self.seconds = time.perf_counter() - self.started
+        # User and system CPU of the process and of every descendant it waited for (the JVM and Spark's
+        # workers, TLC's JVM threads): less moved by other work on the machine than wall seconds.
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.cpu_seconds = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
     def _read(self, stream: Any) -> None:
         for line in stream:
@@ -191,6 +199,7 @@ def _record(workload: str, engine: str, figures: dict[str, Any], watched: _Watch
         "generated": figures["generated"],
         "depth": figures["depth"],
         "seconds": round(watched.seconds, 2),
+        "cpu_seconds": round(watched.cpu_seconds, 2),
         "peak_rss_mb": round(watched.peak / 2**20, 1),
         "bytes_per_state": round(max(watched.peak - baseline, 0) / distinct, 1) if distinct else None,
     }
@@ -198,7 +207,7 @@ def _record(workload: str, engine: str, figures: dict[str, Any], watched: _Watch
 
 def table(records: list[dict[str, Any]]) -> str:
     by_key = {(r["workload"], r["engine"]): r for r in records}
-    header = (f"{'workload':<14}{'engine':<7}{'distinct':>11}{'generated':>12}{'depth':>6}{'seconds':>9}"
+    header = (f"{'workload':<14}{'engine':<7}{'distinct':>11}{'generated':>12}{'depth':>6}{'seconds':>9}{'cpu s':>8}"
               f"{'states/s':>10}{'peak MB':>9}{'B/state':>9}{'tlc/engine':>11}{'spark/local':>12}")
     lines = [header, "-" * len(header)]
     for r in records:
@@ -209,7 +218,8 @@ def table(records: list[dict[str, Any]]) -> str:
         per_state = "" if r["bytes_per_state"] is None else f"{r['bytes_per_state']:,.0f}"
         lines.append(
             f"{r['workload']:<14}{r['engine']:<7}{r['distinct']:>11,}{r['generated']:>12,}{r['depth']:>6}"
-            f"{r['seconds']:>9.1f}{r['distinct'] / r['seconds']:>10,.0f}{r['peak_rss_mb']:>9,.0f}{per_state:>9}"
+            f"{r['seconds']:>9.1f}{r['cpu_seconds']:>8.1f}{r['distinct'] / r['seconds']:>10,.0f}"
+            f"{r['peak_rss_mb']:>9,.0f}{per_state:>9}"
             f"{vs_tlc:>11}{vs_local:>12}")
     return "\n".join(lines)
 
