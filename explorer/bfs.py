@@ -3,8 +3,9 @@
 A level-synchronous BFS in TLC's shape: it keeps only the visited fingerprints with a parent
 pointer each (``fingerprint -> (parent fingerprint, action index)``, in sorted arrays:
 :class:`explorer.visited.Visited`), the level being expanded and the level being built, both as
-canonical bytes. Full states are not kept for traces; a discovery carries the fingerprint path and
-action indices, and :mod:`explorer.replay` rebuilds the states.
+canonical bytes packed in compressed blocks (:class:`explorer.visited.PackedBlock`). Full states are
+not kept for traces; a discovery carries the fingerprint path and action indices, and
+:mod:`explorer.replay` rebuilds the states.
 
 A level is expanded in batches of states by :func:`explorer.expand.expand_batch`, the function the
 Spark BFS uses too; its transitions are de-duplicated by sorting
@@ -253,9 +254,11 @@ class _Search:
                 )
             )
             next_frontier = Frontier(np.zeros(0, self.visited.fps.dtype), []) if new is None else new.frontier()
+            best = level.best
+            del level, new  # the next frontier alone holds the new states' blocks, to free each once it is expanded
             # States of an unexpanded level stay on the queue: their successors were not computed.
             queue = len(next_frontier) if stop_reason is None else len(frontier)
-            if self._record(level.best) and not self.options.keep_going:
+            if self._record(best) and not self.options.keep_going:
                 return self._result(Outcome.VIOLATION, queue=queue)
             if stop_reason is not None:
                 cause = StopCause.DEPTH_BOUND if stop_reason.startswith("depth") else StopCause.STATE_BOUND
@@ -326,27 +329,25 @@ class _Search:
 
     def _expand_level(self, frontier: Frontier, depth: int, *, generate: bool, release: bool) -> _Level:
         """Expand every state of ``frontier``, batch by batch (the hot loop). ``release``: drop each
-        batch's bytes once it is expanded (:meth:`Frontier.release`), so that the frontier and the level
-        being built are not both held whole at the end of the level."""
+        batch's bytes once it is expanded (:meth:`Frontier.batches`), so that the frontier and the level
+        being built are not both held whole at the end of the level. The new states are kept packed
+        (:class:`explorer.visited.PackedBlock`) until their level is expanded."""
         model, property_set, kinds, bits, names = self.model, self.property_set, self.kinds, self.bits, self.names
         skip = frozenset(self.examples_found | self.violated)
         visited = self.visited
         progress = self.options.progress
         limits = self.options.limits
         max_states = self.options.max_states
-        next_level = NextLevel(visited, None if max_states is None else max_states - len(visited))
+        next_level = NextLevel(visited, None if max_states is None else max_states - len(visited), pack=True)
         decode = model.decode
         best: dict[str, Candidate] = {}
         generated_by_action: dict[str, int] = {}
         generated = 0
         size = len(frontier)
-        for start in range(0, size, _BATCH):
-            stop = min(start + _BATCH, size)
+        for start, stop, data in frontier.batches(_BATCH, release=release):
             fps = frontier.fps[start:stop]
-            batch = expand_batch(model, map(decode, frontier.data[start:stop]), property_set, names,
+            batch = expand_batch(model, map(decode, data), property_set, names,
                                  generate=generate, skip=skip, fingerprint_bits=bits)
-            if release:
-                frontier.release(start, stop)
             if batch.findings:
                 best = pick_per_property([
                     *best.values(),

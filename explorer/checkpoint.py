@@ -332,10 +332,9 @@ def _write_frontier(path: Path, frontier: Frontier, bits: int) -> tuple[int, int
     import pyarrow as pa
     schema = pa.schema([("fp", _fingerprint_type(bits)), ("data", pa.binary())])
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
-        for start in range(0, len(frontier), _BATCH_ROWS):
-            rows = slice(start, start + _BATCH_ROWS)
-            writer.write_batch(pa.record_batch([_fingerprints(frontier.fps[rows], bits),
-                                                pa.array(frontier.data[rows], pa.binary())], schema=schema))
+        for start, stop, data in frontier.batches(_BATCH_ROWS):
+            writer.write_batch(pa.record_batch([_fingerprints(frontier.fps[start:stop], bits),
+                                                pa.array(data, pa.binary())], schema=schema))
     _fsync(path)
     return len(frontier), array_checksum(frontier.fps, bits)
 

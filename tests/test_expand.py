@@ -104,9 +104,9 @@ def _rows(seed: int, parents: int, per_parent: int, children: int) -> tuple[np.n
 
 
 def _new_states(rows: tuple[np.ndarray, ...], order: np.ndarray, chunk: int, visited: FingerprintSet,
-                room: int | None = None) -> NewStates:
+                room: int | None = None, *, pack: bool = False) -> NewStates:
     children, parents, actions = (column[order] for column in rows)
-    level = NextLevel(visited, room)
+    level = NextLevel(visited, room, pack=pack)
     for start in range(0, len(children), chunk):
         part = slice(start, start + chunk)
         level.add(children[part], parents[part], actions[part], actions[part] % 3,
@@ -138,3 +138,33 @@ def test_next_level_keeps_the_parent_rule_whatever_the_row_order(monkeypatch: py
         assert bounded.truncated
         assert bounded.fps.tolist() == sorted(expected)[:50]
         assert bounded.data == [b"%d" % fp for fp in sorted(expected)[:50]]
+
+
+def test_a_packing_next_level_keeps_the_same_states_and_their_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With its new states' bytes packed (every block compressed, however small), the next level has the
+    same states and parent transitions as without, and its frontier gives each state's own bytes (block
+    by block, so not in fingerprint order); with a state bound too."""
+    monkeypatch.setattr(visited_module, "_COMPACT_ROWS", 64)
+    monkeypatch.setattr(visited_module, "PACK_MIN_BYTES", 0)
+    monkeypatch.setattr(visited_module, "PACK_MIN_STATE_BYTES", 0)
+    rows = _rows(seed=3, parents=300, per_parent=4, children=500)
+    visited = FingerprintSet(64, np.arange(-500, 500, 7, dtype=np.int64))
+    shuffled = np.random.default_rng(2).permutation(len(rows[0]))
+    for order, chunk, room in ((np.arange(len(rows[0])), 100, None), (shuffled, 100, None), (shuffled, 100, 50)):
+        plain = _new_states(rows, order, chunk, visited, room)
+        packed = _new_states(rows, order, chunk, visited, room, pack=True)
+        assert packed.locators is not None and len(packed.blocks) > 1
+        assert any(block.plain is None for block in packed.blocks)
+        assert packed.fps.tolist() == plain.fps.tolist() and packed.truncated == plain.truncated
+        assert packed.parent_fps.tolist() == plain.parent_fps.tolist()
+        assert packed.action_indices.tolist() == plain.action_indices.tolist()
+        assert packed.action_codes.tolist() == plain.action_codes.tolist()
+        frontier = packed.frontier()
+        data = frontier.data
+        assert sorted(frontier.fps.tolist()) == plain.fps.tolist()
+        assert data == [b"%d" % fp for fp in frontier.fps.tolist()]
+        batches = list(frontier.batches(7, release=True))
+        assert [state for _, _, states in batches for state in states] == data
+        assert [stop - start for start, stop, _ in batches] == [len(states) for _, _, states in batches]
+        with pytest.raises(ValueError, match="released"):
+            _ = frontier.data

@@ -20,6 +20,7 @@ from toy_models.kafka_controller_toy import KafkaControllerToy, ToyConfig
 from toy_models.two_phase_commit import TwoPhaseCommit
 
 from explorer import bfs as bfs_module
+from explorer import visited as visited_module
 from explorer.bfs import BfsOptions, Checkpointing, run_bfs
 from explorer.checkpoint import ResumeError, read_manifest, sealed
 from explorer.contract import Model
@@ -83,6 +84,23 @@ def test_stopped_at_every_level_and_resumed_ends_as_uninterrupted(name: str, tmp
         assert first.reason == "interrupted by SIGINT"
         assert first.stats.queue > 0
         assert_same(resumed(MODELS[name](), run_dir), complete)
+
+
+@pytest.mark.parametrize("bits", [64, 128])
+def test_a_search_with_every_block_packed_stops_and_resumes_as_uninterrupted(
+        bits: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With every level's new states packed (however small), a search finds what it finds unpacked, and
+    one stopped at each level and resumed (its checkpoints written from packed frontiers) ends the same."""
+    complete = run_bfs(MODELS["toy_controller"](), BfsOptions(fingerprint_bits=bits))
+    monkeypatch.setattr(visited_module, "PACK_MIN_BYTES", 0)
+    monkeypatch.setattr(visited_module, "PACK_MIN_STATE_BYTES", 0)
+    model = MODELS["toy_controller"]()
+    assert_same(run_bfs(model, BfsOptions(fingerprint_bits=bits)), complete)
+    for depth in range(1, complete.stats.depth, 3):
+        run_dir = tmp_path / f"stop-{depth}"
+        first = stopped_at_level(model, run_dir, depth, fingerprint_bits=bits)
+        assert first.outcome is Outcome.INCONCLUSIVE
+        assert_same(resumed(MODELS["toy_controller"](), run_dir, fingerprint_bits=bits), complete)
 
 
 def test_interrupted_search_reports_the_complete_levels(tmp_path: Path) -> None:
