@@ -18,7 +18,9 @@ soon after they were made, not at the end of the level, so that the level being 
 more than its new states. Each de-duplication moves every row kept (an insertion into sorted
 arrays); the eighth bounds that work by about eight moves per row collected. Under a state bound it
 keeps only the new states with the smallest fingerprints that fit, which is the rule both engines
-follow.
+follow. A row whose child is kept already is weighed against the kept parent transition in place, so
+that rows need not come in the parent rule's order. The local BFS has it pack the new states' bytes
+(:class:`PackedBlock`, one block per de-duplication); its next frontier then comes block by block.
 """
 
 from __future__ import annotations
