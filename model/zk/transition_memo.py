@@ -15,8 +15,10 @@ later state in the same situation. It changes the speed, never a successor or it
   or read the controller's event queue (appending to it is no read), the situation also keys on the values of
   what it read (a LeaderAndIsr response reads the controller's
   ``replicasOnOfflineDirs`` and queue, a deletion callback its ``topicsWithDeletionStarted``). Up to its first
-  such read a step's path depends on the situation alone, so the same situation always reads the same tables.
-  The effect: the broker's part, how many requests it took, the events it queued, the budget, the history, the log.
+  such read a step's path depends on the situation alone, so the same situation always reads those tables first;
+  a later step in it that, on another path after such a read, reads a table the situation does not key on is taken
+  in full and not memoised. The effect: the broker's part, how many requests it took, the events it queued, the
+  budget, the history, the log.
 * :class:`ControllerStepMemo`, ``ControllerProcessEvent`` (raced or not). The situation: the action, the
   ZooKeeper, controller and zombie parts, the budget and the history (by identity), the standby reassignments.
   The first step taken in a situation is watched: the brokers it sent requests to and the channels it read by
@@ -121,6 +123,10 @@ class _Reads:
             values.append(state.controller.events)
         return tuple(values)
 
+    def within(self, keyed: _Reads) -> bool:
+        """Whether a step that read these read nothing that a situation keyed on ``keyed`` does not key on."""
+        return set(self.fields).issubset(keyed.fields) and (keyed.events or not self.events)
+
 
 def _hashable(thawed: Any) -> Any:
     """A thawed table as a key: a dict's items and a list in their order (the state's, which is canonical), a set
@@ -187,12 +193,13 @@ class BrokerStepMemo(_Memo):
         effects = self._effects
         effect = effects.get(key)
         if isinstance(effect, _Reads):
-            key = (key, *effect.values(state))
+            reads = effect
+            key = (key, *reads.values(state))
             effect = effects.get(key)
             if effect is None:
-                return self._watched_step(state, action, key, keyed_on_reads=True)
+                return self._watched_step(state, action, key, reads)
         elif effect is None:
-            return self._watched_step(state, action, key, keyed_on_reads=False)
+            return self._watched_step(state, action, key, None)
         if effect is _NOT_MEMOISED:
             return self._step(state, action)[0]
         return self._apply(state, broker_id, effect)
@@ -206,13 +213,17 @@ class BrokerStepMemo(_Memo):
         return step.freeze(), step, events
 
     def _watched_step(self, state: ClusterState, action: Any, key: tuple[Any, ...],
-                      keyed_on_reads: bool) -> ClusterState:
+                      keyed_on: _Reads | None) -> ClusterState:
+        """The step taken in full and its effect stored under ``key``, which is keyed on the values of the tables
+        ``keyed_on`` (None: the situation alone, whose first step decides what it keys on)."""
         child, step, events = self._step(state, action)
-        if not keyed_on_reads:
-            reads = _Reads(tuple(n for n in step.__dict__ if n in vars(Step) and n not in _OWN_FIELDS), events.read)
+        reads = _Reads(tuple(n for n in step.__dict__ if n in vars(Step) and n not in _OWN_FIELDS), events.read)
+        if keyed_on is None:
             if reads.fields or reads.events:
                 self._store(key, reads)
                 key = (key, *reads.values(state))
+        elif not reads.within(keyed_on):
+            return child  # read a table its situation does not key on (another path after a read): not memoised
         self._store(key, self._effect_of(state, child, action.broker))
         return child
 
