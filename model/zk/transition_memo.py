@@ -21,14 +21,18 @@ later state in the same situation. It changes the speed, never a successor or it
   budget, the history, the log.
 * :class:`ControllerStepMemo`, ``ControllerProcessEvent`` (raced or not). The situation: the action, the
   ZooKeeper, controller and zombie parts, the budget and the history (by identity), the standby reassignments.
-  The first step taken in a situation is watched: the brokers it sent requests to and the channels it read by
-  their broker (a failed broker's channel dropped by ``removeBroker``) are its :class:`_Touched`, and the
-  situation also keys on them: on whether each broker sent to has a channel and, if not, on its part (the
-  requests sent to such a broker reach the head of its channel, where the UpdateMetadata ones are applied at
-  once), and on the parts and requests of the channels read. A step that reads the brokers or reads the channels
+  The first step taken in a situation is watched: the channels it read by their broker are its :class:`_Touched`,
+  and the situation also keys on their brokers' parts and requests. Sending requests to a broker (appending to
+  its channel) and dropping the channel of a failed broker that the step had not used before
+  (``ControllerChannelManager.removeBroker``: the requests of the acting controller's epoch go) read nothing: the
+  effect stores the requests appended and the epoch dropped, and applies them to the channels of the state it
+  is applied to, then the UpdateMetadata requests that reach the heads of those channels, each (broker part,
+  request) worked out once (:meth:`ControllerStepMemo._settle`); a broker that rejects one (a stale request:
+  the step's log tells it) has the step taken in full. A step that reads the brokers or reads the channels
   other than by their broker (a controlled shutdown answered, an ISR write landing inside it) keys on all of
-  them. Up to its first read of a channel a step's path depends on the situation alone; a later step in the same
-  situation that touches other brokers or channels is taken in full and not memoised.
+  them. Up to its first read of a channel a step's path depends on the situation alone; a later step in the
+  same situation that touches other brokers or channels is taken in full and not memoised, and so is a first
+  step whose stored effect, applied to its own state, does not give its successor.
 
 Both rest on the heads being settled: no UpdateMetadata waits at the head of a live broker's channel that the
 step does not take (:func:`~model.zk.environment.environment.apply_update_metadata_at_heads` runs after every step;
@@ -49,7 +53,14 @@ from model.scenario import Scenario
 from model.zk.actions import ActionKind
 from model.zk.environment import environment
 from model.zk.state.step import Step, copied_scalars
-from model.zk.state.values import ClusterState, ControllerEvent, ControllerState, Request, RequestKind
+from model.zk.state.values import (
+    BrokerState,
+    ClusterState,
+    ControllerEvent,
+    ControllerState,
+    Request,
+    RequestKind,
+)
 
 #: Situations each memo keeps before it is emptied (a bound on its memory).
 MEMO_ENTRIES = 1 << 15
@@ -59,6 +70,7 @@ _OWN_FIELDS = frozenset(("brokers", "channels", "stray_logs"))
 
 _NOT_MEMOISED = object()  # the step's effect reached beyond what its situation keys on: take it every time
 _WHOLE = object()  # the situation's controller steps read the brokers or the channels: key on all of them
+_REJECTED = object()  # a broker sent to rejected an UpdateMetadata at its head: take the step in full
 
 
 class _Watch:
@@ -303,11 +315,13 @@ def _applied(queue: tuple[Request, ...]) -> tuple[Request, ...]:
 @attrs.frozen
 class _ControllerEffect:
     """What a controller step changed. With ``whole`` (the step read the brokers or the channels, and its situation
-    keys on all of them) ``brokers`` and ``channels`` are the state's; otherwise ``brokers`` maps the brokers
-    it touched (:class:`_Touched`) that had no channel before the step or whose channel it read to their part
-    after it, ``queues`` those brokers to their queue after it, and ``appended`` the others sent to (each with a
-    channel) to the requests the step appended to their queue. ``successor`` False: the
-    action has none. ``held`` keeps the parts keyed on by identity alive while the effect is stored."""
+    keys on all of them) ``brokers`` and ``channels`` are the state's. Otherwise ``brokers`` maps the brokers whose
+    channel the step read by their broker to their part after it and ``queues`` to their queue after it;
+    ``dropped`` maps the brokers whose channel it dropped (``removeBroker``, read for nothing else) to the
+    controller epoch whose requests it dropped, and ``appended`` the brokers it sent to (but those read) to the
+    requests it appended to their queue (after the drop); the UpdateMetadata requests at the heads of those
+    queues are applied when the effect is (:meth:`ControllerStepMemo._settle`). ``successor`` False: the action has
+    none. ``held`` keeps the parts keyed on by identity alive while the effect is stored."""
 
     successor: bool
     zk: Any = None
@@ -321,6 +335,7 @@ class _ControllerEffect:
     brokers: Any = None
     channels: Any = None
     queues: Any = None
+    dropped: Any = None
     appended: Any = None
     held: tuple[Any, ...] = attrs.field(default=(), eq=False, repr=False)
 
@@ -328,12 +343,17 @@ class _ControllerEffect:
 class ControllerStepMemo(_Memo):
     """The effects of the active controller's steps (``ControllerProcessEvent``, raced or not) by situation: the
     action, the ZooKeeper, controller and zombie parts, the budget and the history (by identity), the standby
-    reassignments (by value), then on the brokers and channels its first step touched (:class:`_Touched`), or on
-    all of them when that step read the brokers or read the channels other than by their broker.
+    reassignments (by value), then on the channels its first step read by their broker (:class:`_Touched`), or on
+    all brokers and channels when that step read the brokers or read the channels other than by their broker.
     ``take(step, action, settle=False)`` is the model's step without the UpdateMetadata requests at the heads,
     which the memo applies itself after watching the step."""
 
     kinds = frozenset((ActionKind.ControllerProcessEvent,))
+
+    def __init__(self, scenario: Scenario, take: Callable[..., Any], *, entries: int = MEMO_ENTRIES):
+        super().__init__(scenario, take, entries=entries)
+        # (id(broker part), id(UpdateMetadata request)) -> (the part after it, None if rejected; the part; the request)
+        self._metadata: dict[tuple[int, int], tuple[BrokerState | None, BrokerState, Request]] = {}
 
     def successor(self, state: ClusterState, action: Any) -> ClusterState | None:
         if not self.entries or not _heads_settled(state):
@@ -357,16 +377,21 @@ class ControllerStepMemo(_Memo):
             return self._watched_step(state, action, key, None)
         if effect is _NOT_MEMOISED:
             return self._step(state, action)[0]
-        return self._apply(state, effect)
+        child = self._apply(state, effect)
+        if child is _REJECTED:
+            return self._step(state, action)[0]  # a broker rejects an UpdateMetadata: the step's log tells it
+        return child
 
-    def _step(self, state: ClusterState, action: Any) -> tuple[ClusterState | None, Any]:
-        """The step's successor, and what it touched before the heads were settled: ``_WHOLE`` when it read the
-        brokers or a channel other than by its broker (iterating over them), else the :class:`_Touched` brokers."""
+    def _step(self, state: ClusterState, action: Any) -> tuple[ClusterState | None, Any, dict[int, Any]]:
+        """The step's successor; what it touched before the heads were settled: ``_WHOLE`` when it read the
+        brokers or a channel other than by its broker (iterating over them), else the :class:`_Touched` brokers;
+        and every channel's queue before the heads were settled."""
         step = Step(self.scenario, state)
         watch = _ChannelWatch()
         channels = _ChannelsDict((b, _channel_list(q, watch, b)) for b, q in state.channels)
         channels.watch = watch
         step.channels = channels
+        step.remove_broker_channel = _DroppingChannel(step, watch, dict(state.channels))  # type: ignore[method-assign]
         taken = self.take(step, action, settle=False)
         watch.recording = False
         if watch.whole or "brokers" in step.__dict__:
@@ -374,37 +399,45 @@ class ControllerStepMemo(_Memo):
         else:
             # The brokers the step sent requests to (appending to a channel reads nothing of it)
             before = dict(state.channels)
-            touched = _Touched(tuple(sorted(b for b, q in channels.items() if len(q) > len(before.get(b, ())))),
-                               tuple(sorted(watch.keys)))
+            touched = _Touched(
+                tuple(sorted(b for b, q in channels.items()
+                             if b in watch.dropped or len(q) > len(before.get(b, ())))),
+                tuple(sorted(watch.keys)), tuple(sorted(watch.dropped.items())))
         if not taken:
-            return None, touched
+            return None, touched, {}
+        unsettled = {b: tuple(q) for b, q in channels.items()}
         step.channels = {b: list(q) for b, q in channels.items()}
         environment.apply_update_metadata_at_heads(step)
-        return step.freeze(), touched
+        return step.freeze(), touched, unsettled
 
     def _watched_step(self, state: ClusterState, action: Any, key: tuple[Any, ...],
                       keyed_on: Any) -> ClusterState | None:
         """The step taken in full and its effect stored under ``key``, which is keyed on ``keyed_on``: None (the
         situation alone), ``_WHOLE`` (all brokers and channels) or the :class:`_Touched` brokers and channels."""
-        child, touched = self._step(state, action)
+        child, touched, unsettled = self._step(state, action)
         if keyed_on is None:
             if touched is _WHOLE:
                 self._store(key, _WHOLE)
                 key = _keyed_on_all(key, state)
-            elif touched.brokers or touched.channels:
+            elif touched.channels:
                 self._store(key, touched)
                 key = touched.key(key, state)
             keyed_on = touched
         elif keyed_on is not _WHOLE and touched != keyed_on:
             return child  # another path than the situation's first step: not memoised
         whole = keyed_on is _WHOLE
-        self._store(key, _ControllerEffect(False) if child is None else self._effect_of(state, child, whole, touched))
+        effect = (_ControllerEffect(False) if child is None
+                  else self._effect_of(state, child, whole, touched, unsettled))
+        if effect is not None:
+            self._store(key, effect)
         return child
 
-    @staticmethod
-    def _effect_of(state: ClusterState, child: ClusterState, whole: bool, touched: Any) -> Any:
-        """The step's effect, or ``_NOT_MEMOISED`` when, not keyed on all brokers and channels, it changed a broker
-        or a channel it did not touch other than by appending requests."""
+    def _effect_of(self, state: ClusterState, child: ClusterState, whole: bool, touched: Any,
+                   unsettled: dict[int, Any]) -> Any:
+        """The step's effect; ``_NOT_MEMOISED`` when, not keyed on all brokers and channels, it changed a broker
+        or a channel it did not read other than by dropping it (``removeBroker``) and appending requests, or the
+        effect applied to ``state`` does not give ``child``; None (nothing to store) when a broker rejected an
+        UpdateMetadata at its head (the rejection is in the step's log)."""
         held = (state.zk, state.controller, state.zombie, state.budget, state.history, state.brokers,
                 *(q for _, q in state.channels))
         common: dict[str, Any] = dict(
@@ -415,78 +448,152 @@ class ControllerStepMemo(_Memo):
             return _ControllerEffect(True, whole=True, brokers=child.brokers, channels=child.channels, **common)
         before = dict(state.channels)
         after = dict(child.channels)
-        if len(child.brokers) != len(state.brokers):
+        if (len(child.brokers) != len(state.brokers) or set(after) - {b.id for b in state.brokers}
+                or any(b0.id != b1.id for b0, b1 in zip(state.brokers, child.brokers, strict=True))):
             return _NOT_MEMOISED
-        own = {*(b for b in touched.brokers if b not in before), *touched.channels}
+        dropped = dict(touched.dropped)
         brokers, queues, appended = {}, {}, {}
-        for b0, b1 in zip(state.brokers, child.brokers, strict=True):
-            if b0.id != b1.id:
+        for b in touched.channels:
+            brokers[b] = child.broker(b)
+            queues[b] = after.get(b, ())
+        for b in touched.brokers:
+            if b in touched.channels:
+                continue
+            base = before.get(b, ())
+            if b in dropped:
+                base = tuple(r for r in base if r.controller_epoch != dropped[b])
+            queue = unsettled.get(b, ())
+            if len(queue) < len(base) or any(r0 is not r1 for r0, r1 in zip(base, queue, strict=False)):
                 return _NOT_MEMOISED
-            if b0.id in own:
-                brokers[b0.id] = b1
-                queues[b0.id] = after.get(b0.id, ())
-            elif b1 is not b0:
-                return _NOT_MEMOISED
-            elif b0.id in before:
-                q0, q1 = before[b0.id], after.get(b0.id, ())
-                if len(q1) < len(q0) or any(r0 is not r1 for r0, r1 in zip(q0, q1[:len(q0)], strict=True)):
-                    return _NOT_MEMOISED
-                if len(q1) > len(q0):
-                    appended[b0.id] = q1[len(q0):]
-            elif b0.id in after:
-                return _NOT_MEMOISED
-        if set(after) - {b.id for b in state.brokers}:
+            if len(queue) > len(base):
+                appended[b] = queue[len(base):]
+        effect = _ControllerEffect(True, brokers=brokers, queues=queues, dropped=dropped, appended=appended, **common)
+        applied = self._apply(state, effect)
+        if applied is _REJECTED:
+            return None
+        if applied != child:
             return _NOT_MEMOISED
-        return _ControllerEffect(True, brokers=brokers, queues=queues, appended=appended, **common)
+        return effect
 
-    @staticmethod
-    def _apply(state: ClusterState, effect: _ControllerEffect) -> ClusterState | None:
+    def _settle(self, broker: BrokerState,
+                queue: tuple[Request, ...]) -> tuple[BrokerState, tuple[Request, ...]] | None:
+        """:func:`~model.zk.environment.environment.apply_update_metadata_at_heads` for one broker whose channel
+        holds ``queue``: its part and its queue after it applied the UpdateMetadata requests at the head (a failed
+        broker applies none); None when it rejects one (the step's log tells it). Each request applied to a part is
+        worked out once (``_metadata``, by identity, holding both): steps in other situations send the same
+        requests to brokers in the same parts."""
+        if not broker.alive:
+            return broker, queue
+        metadata = self._metadata
+        n = 0
+        while n < len(queue) and queue[n].kind is RequestKind.UpdateMetadata:
+            request = queue[n]
+            key = (id(broker), id(request))
+            known = metadata.get(key)
+            if known is None:
+                after, rejection = environment.update_metadata_outcome(self.scenario, broker, request)
+                if len(metadata) >= self.entries:
+                    metadata.clear()
+                known = metadata[key] = (None if rejection else after, broker, request)
+            if known[0] is None:
+                return None
+            broker = known[0]
+            n += 1
+        return broker, queue[n:]
+
+    def _apply(self, state: ClusterState, effect: _ControllerEffect) -> Any:
+        """The successor of ``state`` by the stored ``effect``; ``_REJECTED`` when a broker rejects an
+        UpdateMetadata at the head of its channel (the step's log would tell it: the memo then takes the step in
+        full)."""
         if not effect.successor:
             return None
         if effect.whole:
-            brokers, channels = effect.brokers, effect.channels
-        else:
-            known, queues, appended = effect.brokers, effect.queues, effect.appended
-            brokers = tuple(known.get(b.id, b) for b in state.brokers) if known else state.brokers
-            queue_of = dict(state.channels)
-            channels = []
-            for b in brokers:
-                q = queues.get(b.id)
-                if q is None:
-                    q = queue_of.get(b.id, ())
-                    if b.id in appended:
-                        q = q + appended[b.id]
-                if q:
-                    channels.append((b.id, q))
-            channels = tuple(channels)
-        return ClusterState(effect.zk, effect.controller, brokers, channels, effect.budget, effect.history,
-                            effect.log, effect.zombie, effect.standby_reassignments)
+            return ClusterState(effect.zk, effect.controller, effect.brokers, effect.channels, effect.budget,
+                                effect.history, effect.log, effect.zombie, effect.standby_reassignments)
+        known, queues, dropped, appended = effect.brokers, effect.queues, effect.dropped, effect.appended
+        queue_of = dict(state.channels)
+        changed = False
+        brokers = []
+        channels = []
+        for b in state.brokers:
+            i = b.id
+            q = queues.get(i)
+            if q is not None:
+                b, changed = known[i], True
+            else:
+                q = queue_of.get(i, ())
+                epoch = dropped.get(i)
+                if epoch is not None:
+                    q = tuple(r for r in q if r.controller_epoch != epoch)
+                added = appended.get(i)
+                if added:
+                    q += added
+                if q and (epoch is not None or added):
+                    settled = self._settle(b, q)
+                    if settled is None:
+                        return _REJECTED
+                    if settled[0] is not b:
+                        b, changed = settled[0], True
+                    q = settled[1]
+            brokers.append(b)
+            if q:
+                channels.append((i, q))
+        return ClusterState(effect.zk, effect.controller, tuple(brokers) if changed else state.brokers,
+                            tuple(channels), effect.budget, effect.history, effect.log, effect.zombie,
+                            effect.standby_reassignments)
 
 
 @attrs.frozen
 class _Touched:
-    """The brokers and channels a situation's controller steps touch: ``brokers``, those the step sent requests
-    to, and ``channels``, those it read by their broker (the channel of a failed broker, dropped by
-    ``ControllerChannelManager.removeBroker``). The situation then keys on whether each broker sent to has a
-    channel, and if not, on its part (the UpdateMetadata requests at the head of a channel are applied at once:
-    otherwise the step only appends to the channel); and on the parts and the requests of the channels read, by
-    identity."""
+    """The brokers and channels a situation's controller steps touch: ``brokers``, those it sent requests to or
+    whose channel it dropped; ``channels``, those it read by their broker (other than by dropping the channel as
+    its first use of it); ``dropped``, (broker, controller epoch) of the channels it dropped
+    (``ControllerChannelManager.removeBroker``). The situation then keys on the parts and the requests of the
+    channels read, by identity: a step's path does not depend on the others, which it only appends to or drops,
+    and whose heads the memo settles (:meth:`ControllerStepMemo._settle`)."""
 
     brokers: tuple[int, ...]
     channels: tuple[int, ...]
+    dropped: tuple[tuple[int, int], ...] = ()
 
     def key(self, key: tuple[Any, ...], state: ClusterState) -> tuple[Any, ...]:
         queues = dict(state.channels)
         parts = {b.id: b for b in state.brokers}
-        return (key, tuple(-1 if b in queues else id(parts.get(b)) for b in self.brokers),
-                tuple((id(parts.get(b)), tuple(map(id, queues.get(b, ())))) for b in self.channels))
+        return (key, tuple((id(parts.get(b)), tuple(map(id, queues.get(b, ())))) for b in self.channels))
+
+
+class _DroppingChannel:
+    """A watched step's ``remove_broker_channel`` (``ControllerChannelManager.removeBroker``): a channel the step
+    had neither read nor appended to is dropped without counting as a read (the memo drops the same requests,
+    those of the acting controller's epoch, when it applies the effect); any other is dropped as a read."""
+
+    def __init__(self, step: Step, watch: _ChannelWatch, queues: dict[int, tuple[Request, ...]]):
+        self.step = step
+        self.watch = watch
+        self.queues = queues
+
+    def __call__(self, broker: int) -> None:
+        step, watch = self.step, self.watch
+        queue = dict.get(step.channels, broker)  # neither this nor its length is a read of the step's
+        if (not watch.recording or broker in watch.dropped or broker in watch.keys
+                or (0 if queue is None else list.__len__(queue)) != len(self.queues.get(broker, ()))):
+            Step.remove_broker_channel(step, broker)
+            return
+        watch.dropped[broker] = step.epoch
+        watch.recording = False
+        try:
+            Step.remove_broker_channel(step, broker)
+        finally:
+            watch.recording = True
 
 
 class _ChannelWatch:
-    """Which channels a watched controller step read: by their broker (``keys``), or all of them (``whole``)."""
+    """Which channels a watched controller step read: by their broker (``keys``), or all of them (``whole``); and
+    those it dropped without reading them (``dropped``: broker -> the controller epoch whose requests went)."""
 
     def __init__(self) -> None:
         self.keys: set[int] = set()
+        self.dropped: dict[int, int] = {}
         self.whole = False
         self.recording = True
 

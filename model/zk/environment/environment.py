@@ -81,7 +81,7 @@ def broker_apply_request(step: Step, broker: int, *, storage_error: TopicPartiti
     b = step.brokers[broker]
     if storage_error is not None:
         step.budget = attrs.evolve(step.budget, stop_replica_errors=step.budget.stop_replica_errors + 1)
-    stale = _stale(step, b, request)
+    stale = _stale(step.scenario, b, request)
     if stale:
         step.messages.append(f"broker {broker} rejects {request.describe()}: {stale}")
         step.rejection = stale
@@ -183,7 +183,7 @@ def _deletion_callback(step: Step, broker: int, request: Request, storage_error:
                                            broker_epoch=step.brokers[broker].epoch))
 
 
-def _stale(step: Step, b: BrokerState, request: Request) -> str:
+def _stale(scenario: Scenario, b: BrokerState, request: Request) -> str:
     """Why the broker rejects the whole request, or "".
 
     ``KafkaApis.handleStopReplicaRequest`` (2.2+) answers a request for an earlier incarnation with
@@ -196,7 +196,7 @@ def _stale(step: Step, b: BrokerState, request: Request) -> str:
     """
     if request.controller_epoch < b.controller_epoch:
         return "STALE_CONTROLLER_EPOCH"
-    if not step.scenario.bug("KAFKA_7235") and 0 <= request.broker_epoch < b.epoch:
+    if not scenario.bug("KAFKA_7235") and 0 <= request.broker_epoch < b.epoch:
         return "STALE_BROKER_EPOCH (the request was meant for an earlier incarnation)"
     return ""
 
@@ -260,6 +260,15 @@ def _update_metadata(b: BrokerState, request: Request) -> BrokerState:
     return attrs.evolve(b, controller_epoch=max(b.controller_epoch, request.controller_epoch),
                         metadata_live_brokers=request.live_brokers,
                         metadata_partitions=tuple(cache[tp] for tp in sorted(cache)))
+
+
+def update_metadata_outcome(scenario: Scenario, b: BrokerState, request: Request) -> tuple[BrokerState, str]:
+    """What :func:`broker_apply_request` makes of the UpdateMetadata ``request`` at the head of broker ``b``'s
+    channel: the broker's part after it, and why the broker rejected the request ("" when it applied it; a
+    rejection also goes into the step's log). A function of its arguments alone, which the controller-step memo
+    (:mod:`model.zk.transition_memo`) applies at the heads of the channels a memoised step sent to."""
+    stale = _stale(scenario, b, request)
+    return (b, stale) if stale else (_update_metadata(b, request), "")
 
 
 def apply_update_metadata_at_heads(step: Step) -> None:
