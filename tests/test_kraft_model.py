@@ -93,6 +93,46 @@ def test_last_replica_standing_loses_an_acknowledged_record_without_eligible_lea
         assert no_acknowledged_record_lost(state) is None
 
 
+#: kraft-default's shortest violation (11 steps, found by the local BFS at depth 12): KIP-966's last replica
+#: standing reached through an ISR shrink and a controlled shutdown instead of two session expiries.
+DEFAULT_VIOLATION = [
+    Action(ActionKind.BeginControlledShutdown, 2),  # SIGTERM: broker 2's heartbeats carry wantShutDown
+    Action(ActionKind.Produce, 0, 0),  # broker 0 leads orders-0, ISR [0, 1, 2]: one record in epoch 0
+    Action(ActionKind.Fetch, 2, 0),  # broker 2 copies it; broker 1 does not fetch
+    Action(ActionKind.AlterPartition, 0, 0, (0, 2)),  # maybeShrinkIsr: broker 1 lags, ISR [0, 2] (= min ISR)
+    Action(ActionKind.Fetch, 2, 0),  # broker 2's fetch offset passes the record: high watermark 1, acked
+    Action(ActionKind.ControlledShutdownHeartbeat, 2),  # leads nothing: SHUTDOWN_NOW, handleBrokerFenced, ISR [0]
+    Action(ActionKind.UncleanShutdown, 0),  # the last ISR member loses its unflushed log
+    Action(ActionKind.SessionExpiry, 0),  # fenced: leader -1, the ISR stays [0] (it cannot become empty)
+    Action(ActionKind.BrokerRegistration, 0), Action(ActionKind.ReplayMetadataRecord, 0),
+    Action(ActionKind.UnfenceBroker, 0),  # handleBrokerUnfenced: elected from the ISR [0], without the record
+]
+
+
+@pytest.mark.parametrize(("elr", "lost"), [(False, True), (True, False)])
+def test_kraft_default_violation_is_the_last_replica_standing_through_a_controlled_shutdown(
+        elr: bool, lost: bool) -> None:
+    """kraft-default's violation, step by step: with ELR off (Kafka 3.9's default) the ISR shrinks to the leader
+    alone (an AlterPartition, then handleBrokerFenced of the broker shutting down: neither looks at
+    min.insync.replicas), the leader loses its unflushed tail and, still the ISR, is elected again without the
+    acknowledged record, which broker 2 holds on disk outside the ISR. With ELR (KIP-966) broker 2 stays eligible
+    and broker 0's registration removes it from the ISR and ELR: no leader, nothing lost."""
+    model = model_for(_scenario("kraft-default", elr))
+    state = model.init_states()[0]
+    for action in DEFAULT_VIOLATION:
+        assert action in model.actions(state), model.describe_action(action)
+        after = model.next_state(state, action)
+        assert after is not None
+        state = after
+    assert state.acknowledged == ((0, 0, 0),)
+    partition = replay(state.metadata_log).partitions[0]
+    assert (no_acknowledged_record_lost(state) is not None) is lost
+    assert state.brokers[2].logs[0].records == (0,)  # the record survives on broker 2, stopped cleanly
+    if elr:
+        assert (partition.leader, partition.isr, partition.elr) == (NO_LEADER, (), (2,))
+    else:
+        assert (partition.leader, partition.isr) == (0, (0,))
+
 
 def test_damaged_state_bytes_are_refused_with_value_error() -> None:
     """The KRaft codec answers bytes it did not write (truncated, padded, another shape, too deeply nested) with
