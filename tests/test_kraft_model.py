@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from invariants.kraft_properties import no_acknowledged_record_lost
-from kmc.compose import model_for
 from model.kraft.actions import Action, ActionKind
+from model.kraft.kraft_model import KraftControllerModel
 from model.kraft.partition_change_builder import build
 from model.kraft.records import NO_LEADER, PartitionRegistration, replay
 from model.scenario import ScenarioError, load_scenario
@@ -61,6 +61,12 @@ def _take(model, state, kind: ActionKind, broker: int, partition: int = -1):
     return after
 
 
+def _unreduced(scenario):
+    """The model with every replay a step of its own (no model.kraft.reduction, no stale_metadata_brokers bound),
+    so that a trace can name each broker's replay."""
+    return KraftControllerModel(scenario, merge_replays=False)
+
+
 LAST_REPLICA_STANDING = [
     (ActionKind.Produce, 0, 0),  # broker 0 leads orders-0; one record, epoch 0
     (ActionKind.Fetch, 1, 0), (ActionKind.Fetch, 2, 0),  # the followers copy it
@@ -78,7 +84,7 @@ def test_last_replica_standing_loses_an_acknowledged_record_without_eligible_lea
         elr: bool, lost: bool) -> None:
     """KIP-966's scenario: without ELR the restarted last ISR member is elected without the acknowledged record;
     with ELR it is removed from the ISR and ELR on registration and the partition waits for a follower."""
-    model = model_for(_scenario("kraft-last-replica-standing", elr))
+    model = _unreduced(_scenario("kraft-last-replica-standing", elr))
     state = model.init_states()[0]
     for kind, broker, partition in LAST_REPLICA_STANDING:
         state = _take(model, state, kind, broker, partition)
@@ -117,7 +123,7 @@ def test_kraft_default_violation_is_the_last_replica_standing_through_a_controll
     min.insync.replicas), the leader loses its unflushed tail and, still the ISR, is elected again without the
     acknowledged record, which broker 2 holds on disk outside the ISR. With ELR (KIP-966) broker 2 stays eligible
     and broker 0's registration removes it from the ISR and ELR: no leader, nothing lost."""
-    model = model_for(_scenario("kraft-default", elr))
+    model = _unreduced(_scenario("kraft-default", elr))
     state = model.init_states()[0]
     for action in DEFAULT_VIOLATION:
         assert action in model.actions(state), model.describe_action(action)

@@ -11,6 +11,7 @@ import pytest
 from explorer.bfs import BfsOptions, run_bfs
 from explorer.results import Outcome
 from kmc.compose import factory_for, model_for
+from model.kraft.kraft_model import KraftControllerModel
 from model.kraft.records import replay
 from model.scenario import load_scenario_file
 
@@ -44,7 +45,7 @@ def test_the_images_carried_in_the_state_are_the_replay_of_the_log(name: str) ->
     broker's the replay of the prefix it has replayed; decoding rebuilds them and the state."""
     model = _model(name)
     states = _every_state(model)
-    assert len(states) > 1000
+    assert len(states) > 800
     for state in states:
         assert state.image == replay(state.metadata_log)
         for broker in state.brokers:
@@ -57,48 +58,109 @@ def test_the_images_carried_in_the_state_are_the_replay_of_the_log(name: str) ->
 
 #: name -> (outcome, distinct, generated, depth, queue, {property: trace length}), the local BFS's complete search.
 PINNED = {
-    "kraft-session-expiry": (Outcome.OK, 2838, 9705, 13, 0, {
+    "kraft-session-expiry": (Outcome.OK, 842, 2324, 13, 0, {
         "sometimes_kraft_Fetch": 1, "sometimes_kraft_Produce": 1, "sometimes_kraft_SessionExpiry": 1,
         "sometimes_kraft_ReplayMetadataRecord": 2, "sometimes_kraft_UnfenceBroker": 2,
         "sometimes_kraft_record_acknowledged": 5}),
-    "kraft-last-replica-standing-rf2": (Outcome.VIOLATION, 5691, 10771, 10, 1356, {
+    "kraft-last-replica-standing-rf2": (Outcome.VIOLATION, 3149, 5855, 10, 610, {
         "sometimes_kraft_Fetch": 1, "sometimes_kraft_Produce": 1, "sometimes_kraft_SessionExpiry": 1,
         "sometimes_kraft_UncleanShutdown": 1, "sometimes_kraft_ReplayMetadataRecord": 2,
         "sometimes_kraft_UnfenceBroker": 2, "sometimes_kraft_BrokerRegistration": 3,
         "sometimes_kraft_record_acknowledged": 3, "kraft_no_acknowledged_record_lost": 9}),
-    "kraft-last-replica-standing-rf2-elr": (Outcome.OK, 8213, 18494, 16, 0, {
+    "kraft-last-replica-standing-rf2-elr": (Outcome.OK, 4932, 10414, 15, 0, {
         "sometimes_kraft_Fetch": 1, "sometimes_kraft_Produce": 1, "sometimes_kraft_SessionExpiry": 1,
         "sometimes_kraft_UncleanShutdown": 1, "sometimes_kraft_ReplayMetadataRecord": 2,
         "sometimes_kraft_UnfenceBroker": 2, "sometimes_kraft_BrokerRegistration": 3,
         "sometimes_kraft_record_acknowledged": 3}),
+    "kraft-default": (Outcome.VIOLATION, 19116, 36695, 11, 2050, {
+        "sometimes_kraft_AlterPartition": 1, "sometimes_kraft_BeginControlledShutdown": 1, "sometimes_kraft_Fetch": 1,
+        "sometimes_kraft_Produce": 1, "sometimes_kraft_UncleanShutdown": 1,
+        "sometimes_kraft_ControlledShutdownHeartbeat": 2, "sometimes_kraft_SessionExpiry": 2,
+        "sometimes_kraft_BrokerRegistration": 3, "sometimes_kraft_UnfenceBroker": 4,
+        "sometimes_kraft_record_acknowledged": 4, "kraft_no_acknowledged_record_lost": 10}),
 }
 
 
-@pytest.mark.parametrize("name", sorted(PINNED))
-def test_pinned_complete_search(name: str) -> None:
-    outcome, distinct, generated, depth, queue, discoveries = PINNED[name]
-    result = run_bfs(_model(name))
+#: The three-broker KIP-966 scenarios (stale_metadata_brokers = []): 8-11 CPU s each.
+PINNED_SLOW = {
+    "kraft-last-replica-standing": (Outcome.VIOLATION, 69870, 113233, 12, 7131, {
+        "sometimes_kraft_Fetch": 1, "sometimes_kraft_Produce": 1, "sometimes_kraft_SessionExpiry": 1,
+        "sometimes_kraft_UncleanShutdown": 1, "sometimes_kraft_UnfenceBroker": 2,
+        "sometimes_kraft_BrokerRegistration": 3, "sometimes_kraft_record_acknowledged": 5,
+        "kraft_no_acknowledged_record_lost": 11}),
+    "kraft-last-replica-standing-elr": (Outcome.OK, 75382, 123003, 15, 0, {
+        "sometimes_kraft_Fetch": 1, "sometimes_kraft_Produce": 1, "sometimes_kraft_SessionExpiry": 1,
+        "sometimes_kraft_UncleanShutdown": 1, "sometimes_kraft_UnfenceBroker": 2,
+        "sometimes_kraft_BrokerRegistration": 3, "sometimes_kraft_record_acknowledged": 5}),
+}
+
+#: The shortest violations (BFS's tie-break among equal-length traces).
+TRACES = {
+    "kraft-default": [
+        "AlterPartition(broker=0, orders-0, newIsr=[0, 1])", "Produce(broker=0, orders-0)",
+        "Fetch(broker=1, orders-0)", "BeginControlledShutdown(broker=1)", "Fetch(broker=1, orders-0)",
+        "ControlledShutdownHeartbeat(broker=1)", "UncleanShutdown(broker=0)", "SessionExpiry(broker=0)",
+        "BrokerRegistration(broker=0)", "UnfenceBroker(broker=0)"],
+    "kraft-last-replica-standing": [
+        "Produce(broker=0, orders-0)", "Fetch(broker=1, orders-0)", "Fetch(broker=1, orders-0)",
+        "Fetch(broker=2, orders-0)", "Fetch(broker=2, orders-0)", "SessionExpiry(broker=2)",
+        "SessionExpiry(broker=0)", "UncleanShutdown(broker=1)", "SessionExpiry(broker=1)",
+        "BrokerRegistration(broker=1)", "UnfenceBroker(broker=1)"],
+}
+
+
+def _check_pinned(name: str, pinned: dict[str, Any]) -> None:
+    outcome, distinct, generated, depth, queue, discoveries = pinned[name]
+    model = _model(name)
+    result = run_bfs(model)
     stats = result.stats
     assert (result.outcome, stats.distinct, stats.generated, stats.depth, stats.queue) == (
         outcome, distinct, generated, depth, queue)
     assert {d.property: d.trace_length for d in result.discoveries} == discoveries
+    if name in TRACES:
+        [violation] = result.violations
+        assert _steps(model, violation) == TRACES[name]
+
+
+@pytest.mark.parametrize("name", sorted(PINNED))
+def test_pinned_complete_search(name: str) -> None:
+    _check_pinned(name, PINNED)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(PINNED_SLOW))
+def test_pinned_three_broker_kip_966_search(name: str) -> None:
+    """KIP-966's verdicts on three brokers: ELR off loses an acknowledged record, ELR on does not."""
+    _check_pinned(name, PINNED_SLOW)
+
+
+@pytest.mark.parametrize("name", ["kraft-session-expiry", "kraft-last-replica-standing-rf2",
+                                  "kraft-last-replica-standing-rf2-elr"])
+def test_merging_unobservable_replays_keeps_every_verdict_and_its_depth(name: str) -> None:
+    """model.kraft.reduction on the two-broker scenarios: the reduced search reports the same properties, with
+    shortest traces no longer, as the search with every replay a step of its own (fewer states: 2,838 -> 842,
+    8,213 -> 4,932 complete)."""
+    full = run_bfs(KraftControllerModel(_model(name).scenario, _model(name).properties(), merge_replays=False))
+    reduced = run_bfs(_model(name))
+    assert reduced.outcome is full.outcome
+    lengths = {d.property: d.trace_length for d in full.discoveries}
+    assert {d.property for d in reduced.discoveries} == set(lengths)
+    assert all(d.trace_length <= lengths[d.property] for d in reduced.discoveries)
+    assert reduced.stats.distinct < full.stats.distinct
 
 
 def test_last_replica_standing_rf2_trace() -> None:
     """The shortest violation: KIP-966's last replica standing, the restarted last ISR member elected without the
-    acknowledged record (ELR off). The follower fetches the record and the high watermark past it (the record is
-    acknowledged); the leader shuts down uncleanly, losing its log; the follower's session expires and the
-    controller shrinks the ISR to the dead leader, whose session then expires too (the ISR keeps its last
-    member); the leader restarts and, as the only ISR member, is elected with an empty log while the follower
-    holding the record is fenced. (BFS breaks ties among equal-length traces by the encoding: other 9-step
-    orders are equally short.)"""
+    acknowledged record (ELR off): the follower copies the record and reports it (acked), its session expires (the
+    ISR shrinks to the leader), the leader stops uncleanly, is fenced, registers and is unfenced. (BFS's tie-break
+    among the 9-step traces: with every replay a step of its own it took the expiry before the fetches.)"""
     model = _model("kraft-last-replica-standing-rf2")
     result = run_bfs(model)
     [violation] = result.violations
     steps = _steps(model, violation)
     assert steps == [
         "Produce(broker=0, orders-0)", "Fetch(broker=1, orders-0)", "Fetch(broker=1, orders-0)",
-        "UncleanShutdown(broker=0)", "SessionExpiry(broker=1)", "SessionExpiry(broker=0)",
+        "SessionExpiry(broker=1)", "UncleanShutdown(broker=0)", "SessionExpiry(broker=0)",
         "BrokerRegistration(broker=0)", "ReplayMetadataRecord(broker=0)", "UnfenceBroker(broker=0)"]
 
 

@@ -27,6 +27,7 @@ from model.kraft.records import (
     describe_record,
     replay,
 )
+from model.kraft.reduction import merge_unobservable_replays
 from model.kraft.state import PROCESS_NAMES, BrokerState, Budget, Codec, KraftState, PartitionLog
 from model.scenario import Scenario
 
@@ -34,10 +35,13 @@ from model.scenario import Scenario
 class KraftControllerModel:
     """Implements :class:`explorer.contract.Model` for one KRaft scenario and a list of properties."""
 
-    def __init__(self, scenario: Scenario, properties: Sequence[Property] = ()):
+    def __init__(self, scenario: Scenario, properties: Sequence[Property] = (), *, merge_replays: bool = True):
         if scenario.kraft is None:
             raise ValueError(f"scenario {scenario.name!r} runs the ZooKeeper controller, not KRaft")
         self.scenario = scenario
+        #: :mod:`model.kraft.reduction`: replays no step can observe are taken at once (sound; off for its tests)
+        self.merge_replays = merge_replays
+        self._stale = scenario.kraft.stale_metadata_brokers
         self._properties = tuple(properties)
         self._initial = initial_state(scenario)
         self._codec = Codec([t.name for t in scenario.topics], self._initial)
@@ -50,7 +54,10 @@ class KraftControllerModel:
         return enabled_actions(self.scenario, state)
 
     def next_state(self, state: KraftState, action: Action) -> KraftState | None:
-        return KINDS[action.kind].handler(self.scenario, state, action)
+        after = KINDS[action.kind].handler(self.scenario, state, action)
+        if after is None or not self.merge_replays:
+            return after
+        return merge_unobservable_replays(after, self._stale)
 
     def properties(self) -> Sequence[Property]:
         return self._properties

@@ -46,6 +46,9 @@ class KraftSettings:
     eligible_leader_replicas_enable: bool
     unclean_leader_election_enable: bool
     bounds: KraftBounds
+    #: ``[bounds] stale_metadata_brokers``: the brokers whose metadata images may lag the log; every other broker
+    #: replays the log to its end within each step (``model.kraft.reduction``). None: every broker may lag.
+    stale_metadata_brokers: tuple[int, ...] | None = None
 
 
 _KAFKA_KEYS = {"controller", "version", "min_insync_replicas", "eligible_leader_replicas_enable",
@@ -53,6 +56,7 @@ _KAFKA_KEYS = {"controller", "version", "min_insync_replicas", "eligible_leader_
 _TOP_KEYS = {"name", "description", "cluster", "topics", "kafka", "bounds", "check"}
 _TOPIC_KEYS = {"name", "replicas"}
 _BOUNDS_KEYS = {field.name for field in attrs.fields(KraftBounds)}
+_STALE = "stale_metadata_brokers"
 
 
 def load_kraft_scenario(doc: Mapping[str, Any], text: str, default_name: str) -> Scenario:
@@ -73,7 +77,8 @@ def load_kraft_scenario(doc: Mapping[str, Any], text: str, default_name: str) ->
     topics = _topics(doc, brokers)
     min_isr = loader._int(kafka, "min_insync_replicas", "[kafka]", default=1, minimum=1)
     bounds_t = loader._table(doc, "bounds")
-    loader._check_keys(bounds_t, _BOUNDS_KEYS, "[bounds] of a KRaft scenario")
+    loader._check_keys(bounds_t, _BOUNDS_KEYS | {_STALE}, "[bounds] of a KRaft scenario")
+    stale = _stale_metadata_brokers(bounds_t, {b.id for b in brokers})
     bounds = KraftBounds(**{f.name: loader._bound(bounds_t, f.name, f.default) for f in attrs.fields(KraftBounds)})
     check = loader._table(doc, "check")
     loader._check_keys(check, {"properties"}, "[check]")
@@ -84,12 +89,26 @@ def load_kraft_scenario(doc: Mapping[str, Any], text: str, default_name: str) ->
                                                      default=False),
         unclean_leader_election_enable=loader._bool(kafka, "unclean_leader_election_enable", "[kafka]",
                                                     default=False),
-        bounds=bounds)
+        bounds=bounds, stale_metadata_brokers=stale)
     return loader.Scenario(
         name=name, description=description, brokers=brokers, topics=topics, version=(3, 9),
         delete_topic_enable=True, unclean_leader_election_enable=settings.unclean_leader_election_enable,
         bounds=loader.Bounds(broker_failures=0), properties=loader._properties(check), bugs=frozenset(),
         reassignments=(), source=text, inter_broker_protocol=(3, 9), kraft=settings)
+
+
+def _stale_metadata_brokers(bounds: Mapping[str, Any], ids: set[int]) -> tuple[int, ...] | None:
+    """``[bounds] stale_metadata_brokers``: a list of broker ids of ``[cluster]`` (absent: every broker)."""
+    from model.scenario import loader
+
+    if _STALE not in bounds:
+        return None
+    value = bounds[_STALE]
+    if (not isinstance(value, list) or not all(isinstance(b, int) and not isinstance(b, bool) for b in value)
+            or not set(value) <= ids or len(set(value)) != len(value)):
+        raise loader.ScenarioError(f"[bounds] {_STALE} = {loader.shown(repr(value))} must be a list of distinct "
+                                   f"broker ids of [cluster] ({sorted(ids)}), e.g. [2] or [].")
+    return tuple(sorted(value))
 
 
 def _topics(doc: Mapping[str, Any], brokers: tuple[Any, ...]) -> tuple[Any, ...]:
