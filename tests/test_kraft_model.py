@@ -149,3 +149,11 @@ def test_damaged_state_bytes_are_refused_with_value_error() -> None:
     for damaged in (data[:-1], data + b"]", b"[1,2]", b"[[],[],[[1]],[],[]]", b"[" * 100_000, b"", b"\xff"):
         with pytest.raises(ValueError):
             model.decode(damaged)
+
+
+def test_stale_metadata_brokers_naming_an_unknown_broker_is_refused_in_one_sentence() -> None:
+    """[bounds] stale_metadata_brokers takes distinct broker ids of [cluster]."""
+    text = (SCENARIOS / "kraft-default.toml").read_text().replace("stale_metadata_brokers = []",
+                                                                  "stale_metadata_brokers = [7]")
+    with pytest.raises(ScenarioError, match=r"stale_metadata_brokers = \[7\] must be a list of distinct broker ids"):
+        load_scenario(text)
