@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from invariants.kraft_properties import no_acknowledged_record_lost
+from kmc.compose import model_for
 from model.kraft.actions import Action, ActionKind
 from model.kraft.kraft_model import KraftControllerModel
 from model.kraft.partition_change_builder import build

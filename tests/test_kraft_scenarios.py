@@ -97,15 +97,15 @@ PINNED_SLOW = {
 #: The shortest violations (BFS's tie-break among equal-length traces).
 TRACES = {
     "kraft-default": [
-        "AlterPartition(broker=0, orders-0, newIsr=[0, 1])", "Produce(broker=0, orders-0)",
-        "Fetch(broker=1, orders-0)", "BeginControlledShutdown(broker=1)", "Fetch(broker=1, orders-0)",
-        "ControlledShutdownHeartbeat(broker=1)", "UncleanShutdown(broker=0)", "SessionExpiry(broker=0)",
-        "BrokerRegistration(broker=0)", "UnfenceBroker(broker=0)"],
-    "kraft-last-replica-standing": [
-        "Produce(broker=0, orders-0)", "Fetch(broker=1, orders-0)", "Fetch(broker=1, orders-0)",
-        "Fetch(broker=2, orders-0)", "Fetch(broker=2, orders-0)", "SessionExpiry(broker=2)",
-        "SessionExpiry(broker=0)", "UncleanShutdown(broker=1)", "SessionExpiry(broker=1)",
+        "BeginControlledShutdown(broker=0)", "Produce(broker=0, orders-0)", "Fetch(broker=1, orders-0)",
+        "Fetch(broker=1, orders-0)", "AlterPartition(broker=0, orders-0, newIsr=[0, 1])",
+        "ControlledShutdownHeartbeat(broker=0)", "UncleanShutdown(broker=1)", "SessionExpiry(broker=1)",
         "BrokerRegistration(broker=1)", "UnfenceBroker(broker=1)"],
+    "kraft-last-replica-standing": [
+        "Produce(broker=0, orders-0)", "Fetch(broker=2, orders-0)", "Fetch(broker=2, orders-0)",
+        "UncleanShutdown(broker=2)", "Fetch(broker=1, orders-0)", "Fetch(broker=1, orders-0)",
+        "SessionExpiry(broker=1)", "SessionExpiry(broker=0)", "SessionExpiry(broker=2)",
+        "BrokerRegistration(broker=2)", "UnfenceBroker(broker=2)"],
 }
 
 
@@ -151,16 +151,17 @@ def test_merging_unobservable_replays_keeps_every_verdict_and_its_depth(name: st
 
 def test_last_replica_standing_rf2_trace() -> None:
     """The shortest violation: KIP-966's last replica standing, the restarted last ISR member elected without the
-    acknowledged record (ELR off): the follower copies the record and reports it (acked), its session expires (the
-    ISR shrinks to the leader), the leader stops uncleanly, is fenced, registers and is unfenced. (BFS's tie-break
-    among the 9-step traces: with every replay a step of its own it took the expiry before the fetches.)"""
+    acknowledged record (ELR off): the follower copies the record and reports it (acked), the leader stops
+    uncleanly, the follower's session expires (the ISR shrinks to the dead leader), the leader's expires (the ISR
+    keeps its last member), and the leader registers and is unfenced. (BFS's tie-break among the 9-step traces
+    follows the encoding.)"""
     model = _model("kraft-last-replica-standing-rf2")
     result = run_bfs(model)
     [violation] = result.violations
     steps = _steps(model, violation)
     assert steps == [
         "Produce(broker=0, orders-0)", "Fetch(broker=1, orders-0)", "Fetch(broker=1, orders-0)",
-        "SessionExpiry(broker=1)", "UncleanShutdown(broker=0)", "SessionExpiry(broker=0)",
+        "UncleanShutdown(broker=0)", "SessionExpiry(broker=1)", "SessionExpiry(broker=0)",
         "BrokerRegistration(broker=0)", "ReplayMetadataRecord(broker=0)", "UnfenceBroker(broker=0)"]
 
 
