@@ -58,8 +58,8 @@ BAD_SCENARIOS = [
     ("version-2.9", GOOD + '[kafka]\nversion = "2.9"\n', ["version", "'2.9'"]),
     ("protocol-above-version", GOOD + '[kafka]\nversion = "2.5"\ninter_broker_protocol_version = "2.6"\n',
      ["inter_broker_protocol_version", "'2.6'", "2.5"]),
-    ("kip-570-not-modelled", GOOD + '[kafka]\nversion = "3.9"\n',
-     ["inter_broker_protocol_version", "KIP-570", "2.6"]),
+    ("kip-497-not-modelled", GOOD + '[bounds]\nisr_changes = 1\n[kafka]\nversion = "2.7"\n',
+     ["inter_broker_protocol_version = \"2.7\"", "KIP-497", "isr_changes"]),
     ("api-reassignment-before-2.4",
      GOOD + '[[reassignments]]\ntopic = "t"\npartitions = { 0 = [1, 2] }\nthrough_api = true\n[kafka]\n'
      'version = "2.3"\n', ["[[reassignments]] entry 1", "through_api", "KIP-455", "\"2.4\""]),
@@ -347,3 +347,4 @@ def test_versions_after_2_3_run_what_the_model_has() -> None:
     assert scenario.since("KAFKA_13225") and scenario.since("KAFKA_10149") and not scenario.since("KIP_570")
     assert scenario.bugs == frozenset({"DELETION_DURING_REASSIGNMENT"})
     assert load_scenario(GOOD).inter_broker_protocol == (2, 3)
+    assert load_scenario(GOOD + '[kafka]\nversion = "3.9"\n').since("KIP_570")

@@ -242,6 +242,10 @@ def describe_request(r: Request, epochs: bool = True) -> str:
                           for m in r.metadata_states)
         return (f"UpdateMetadata(controllerEpoch={r.controller_epoch}{epoch}, liveBrokers={_ids(r.live_brokers)}) "
                 f"[{parts}]")
+    if r.partition_states:  # StopReplica v3 (KIP-570, Kafka 2.6): an epoch and a delete flag per partition
+        parts = "; ".join(f"{partition_name(ps.partition)} leaderEpoch={ps.leader_epoch}"
+                          f"{' delete' if ps.delete_partition else ''}" for ps in r.partition_states)
+        return f"StopReplica(controllerEpoch={r.controller_epoch}{epoch}) [{parts}]"
     parts = ", ".join(partition_name(tp) for tp in r.partitions)
     return (f"StopReplica(deletePartitions={str(r.delete_partitions).lower()}, "
             f"controllerEpoch={r.controller_epoch}{epoch}) [{parts}]")
@@ -534,8 +538,8 @@ def _requests_state_change_log(broker: int, request: Request) -> list[dict[str, 
             f"isNew={str(p.is_new).lower()}) from controller epoch {request.controller_epoch} for "
             f"partition {partition_name(p.partition)}")} for p in request.leader_states]
     return [{"logger": "state-change.log", "line": (
-        f"[Broker id={broker}] Handling stop replica (delete={str(request.delete_partitions).lower()}) "
-        f"for partition {partition_name(tp)}")} for tp in request.partitions]
+        f"[Broker id={broker}] Handling stop replica (delete={str(ps.delete_partition).lower()}) "
+        f"for partition {partition_name(ps.partition)}")} for ps in request.stop_replica_states()]
 
 
 # ---- a controller processes an event ---------------------------------------------------------
@@ -947,6 +951,23 @@ def _update_metadata_rejections(s: ClusterState, prev: ClusterState) -> list[str
     return [note.replace("this UpdateMetadata", "the UpdateMetadata at the head of its channel")]
 
 
+def _stop_replica_partitions_fenced(v: _StepView, request: Request) -> list[str]:
+    """The partitions of an applied StopReplica v3 the broker did not stop because their leader epoch is not newer
+    than its own (``ReplicaManager.stopReplicas`` 2.6.0, FENCED_LEADER_EPOCH), read from its state after the step."""
+    before, after = v.prev.broker(v.broker), v.s.broker(v.broker)
+    notes = []
+    for ps in request.partition_states:
+        held, kept = before.hosted(ps.partition), after.hosted(ps.partition)
+        if (held is None or kept is None or ps.leader_epoch < 0 or ps.leader_epoch > held.leader_epoch
+                or ps.partition in before.offline_logs or (not ps.delete_partition and not kept.fetching)):
+            continue
+        notes.append(f"{partition_name(ps.partition)}: broker {v.broker} did not stop the partition: the request's "
+                     f"leader epoch {ps.leader_epoch} is not newer than the {held.leader_epoch} it holds "
+                     "(FENCED_LEADER_EPOCH" + ("; from 3.5, KAFKA-13972, an equal epoch is accepted)."
+                                               if ps.leader_epoch == held.leader_epoch else ")."))
+    return notes
+
+
 def _partitions_not_accepted(v: _StepView, request: Request) -> list[str]:
     """The partitions of an applied LeaderAndIsr the broker did not take, and why.
 
@@ -954,6 +975,8 @@ def _partitions_not_accepted(v: _StepView, request: Request) -> list[str]:
     broker took is read from its state after the step (the leader epoch it holds), and the reason
     is the first of ``ReplicaManager.becomeLeaderOrFollower``'s checks (2.3) that the partition fails.
     """
+    if request.kind is RequestKind.StopReplica:
+        return _stop_replica_partitions_fenced(v, request)
     if request.kind is not RequestKind.LeaderAndIsr:
         return []
     before, after = v.prev.broker(v.broker), v.s.broker(v.broker)

@@ -172,9 +172,16 @@ class Scenario:
         """Which controller the scenario runs: ``"zk"`` or ``"kraft"`` (``[kafka] controller``)."""
         return "zk" if self.kraft is None else "kraft"
 
+    # every gate of :data:`model.scenario.versions.GATES` and whether it is in force, computed once (the handlers
+    # ask on their hot paths)
+    _gates: Mapping[str, bool] = attrs.field(init=False, eq=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "_gates", {name: g.in_force(self) for name, g in GATES.items()})
+
     def since(self, gate: str) -> bool:
         """Whether the behaviour that changed with ``gate`` (:data:`model.scenario.versions.GATES`) is in force."""
-        return GATES[gate].in_force(self)
+        return self._gates[gate]
 
     def earlier_reassignments_of(self, index: int) -> list[int]:
         """The ``[[reassignments]]`` entries before ``index`` that name one of its partitions."""
@@ -205,7 +212,7 @@ class Scenario:
     def digest(self) -> str:
         """A hash of what the scenario means (not of its formatting), for run manifests."""
         # sets (the bug switches) are hashed sorted: their iteration order varies between processes
-        data = attrs.asdict(self, filter=lambda a, _v: a.name != "source",
+        data = attrs.asdict(self, filter=lambda a, _v: a.eq is True,
                             value_serializer=lambda _i, _a, v: sorted(v) if isinstance(v, frozenset) else v)
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 

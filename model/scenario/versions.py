@@ -114,20 +114,25 @@ GATES: dict[str, Gate] = {g.name: g for g in (
          "KIP-460 (KAFKA-8286), the ElectLeaders request: KafkaController.processReplicaLeaderElection / "
          "onReplicaElection with AdminClientTriggered, PREFERRED or UNCLEAN (OfflinePartitionLeaderElectionStrategy "
          "with allowUnclean) (2.4.0)"),
+    Gate("KIP_570", (2, 6),
+         "KIP-570 (KAFKA-9539), ControllerChannelManager.addStopReplicaRequestForBrokers / sendStopReplicaRequests: "
+         "StopReplica v3, one per broker, with a leader epoch and a delete flag per partition; "
+         "ReplicaManager.stopReplicas fencing older and equal epochs (2.6.0, inter.broker.protocol.version "
+         "2.6-IV0)",
+         protocol=True),
     Gate("KAFKA_13225", (3, 1),
          "KAFKA-13225, KafkaController.onReplicasBecomeOffline: the explicit UpdateMetadata when no replica went "
          "offline and no election succeeded, rather than when no partition had an offline leader (3.1.0)"),
     Gate("KAFKA_10149", (3, 4),
          "KAFKA-10149, KafkaController.checkAndTriggerAutoLeaderRebalance runs while reassignments are in progress "
          "(3.4.0)"),
+    Gate("KAFKA_13972", (3, 5),
+         "KAFKA-13972, ReplicaManager.stopReplicas stops a partition whose StopReplica carries its own leader "
+         "epoch (>= rather than >) (3.5.0)"),
     # 2.4 - 3.9, not modelled: a scenario reaching one is refused at that version
     Gate("KAFKA_9499", (2, 5),
          "KAFKA-9499, TopicDeletionManager.resumeDeletions / onPartitionDeletion batched across topics (2.5.0)",
          reaches=_may_delete_two_topics, needs="more than one topic to delete"),
-    Gate("KIP_570", (2, 6),
-         "KIP-570 (KAFKA-9539), StopReplica v3 with a leader epoch per partition, ReplicaManager.stopReplicas "
-         "fencing older and equal epochs (2.6.0, inter.broker.protocol.version 2.6-IV0)",
-         protocol=True, reaches=lambda s: True),
     Gate("KIP_497", (2, 7),
          "KIP-497 (KAFKA-8836), AlterIsr: the leader asks the controller to change the ISR "
          "(2.7.0, inter.broker.protocol.version 2.7-IV2)",

@@ -303,9 +303,9 @@ def _broker_request_steps(e: Enabling) -> Enabled:
             continue
         yield Action(K.BrokerApplyRequest, broker_id)
         head = queue[0]
-        if (head.kind is RequestKind.StopReplica and head.delete_partitions
+        if (head.kind is RequestKind.StopReplica and head.deletes_partitions
                 and budget.stop_replica_errors < e.scenario.bounds.stop_replica_errors):
-            for topic, p in head.partitions:  # ReplicaManager.stopReplicas: an error per partition
+            for topic, p in head.deleted_partitions():  # ReplicaManager.stopReplicas: an error per partition
                 yield Action(K.BrokerFailsStopReplica, broker_id, topic, p)
         if failures_left and environment.response_observable(state.broker(broker_id), head,
                                                              broker_id in offline_dirs):

@@ -32,7 +32,9 @@ from model.admin import assignment as kafka_assignment
 from model.scenario import Scenario
 from model.zk.state.step import Step
 from model.zk.state.values import (
+    EPOCH_DURING_DELETE,
     LEADER_DURING_DELETE,
+    NO_EPOCH,
     NO_LEADER,
     SHUTDOWN_NONE,
     BrokerState,
@@ -92,17 +94,18 @@ def broker_apply_request(step: Step, broker: int, *, storage_error: TopicPartiti
     elif request.kind is RequestKind.UpdateMetadata:
         step.brokers[broker] = _update_metadata(b, request)
     else:
-        step.brokers[broker] = _stop_replicas(b, request, storage_error)
-        if request.delete_partitions:
-            step.stray_logs -= {(broker, tp) for tp in request.partitions
-                                if tp not in b.offline_logs and tp != storage_error}
-    if request.kind is RequestKind.StopReplica and request.delete_partitions and not stale and respond:
-        failed = tuple(tp for tp in request.partitions if tp in b.offline_logs or tp == storage_error)
-        if failed:
-            _deletion_callback(step, broker, attrs.evolve(request, partitions=failed), True)
-        succeeded = tuple(tp for tp in request.partitions if tp not in failed)
-        if succeeded:
-            _deletion_callback(step, broker, attrs.evolve(request, partitions=succeeded), False)
+        step.brokers[broker], not_stopped = _stop_replicas(b, request, storage_error,
+                                                           step.scenario.since("KAFKA_13972"))
+        deleted = request.deleted_partitions()
+        if deleted:
+            step.stray_logs -= {(broker, tp) for tp in deleted if tp not in not_stopped}
+            if respond:
+                failed = tuple(tp for tp in deleted if tp in not_stopped)
+                if failed:
+                    _deletion_callback(step, broker, request, failed, True)
+                succeeded = tuple(tp for tp in deleted if tp not in not_stopped)
+                if succeeded:
+                    _deletion_callback(step, broker, request, succeeded, False)
     return request
 
 
@@ -111,7 +114,7 @@ def response_observable(state_broker: BrokerState, request: Request, offline_dir
     (its deletion callback), or a LeaderAndIsr from a broker with a failed log directory or one the
     controller holds in ``replicasOnOfflineDirs`` (``LeaderAndIsrResponseReceived``)."""
     if request.kind is RequestKind.StopReplica:
-        return request.delete_partitions
+        return request.deletes_partitions
     return request.kind is RequestKind.LeaderAndIsr and (bool(state_broker.offline_logs) or offline_dirs_named)
 
 
@@ -155,9 +158,10 @@ def _leader_and_isr_response(step: Step, b: BrokerState, request: Request) -> No
                                            partitions=tuple(offline), online_partitions=tuple(online)))
 
 
-def _deletion_callback(step: Step, broker: int, request: Request, storage_error: bool) -> None:
-    """The StopReplica(delete=true) response callback: TopicDeletionStopReplicaResponseReceived joins
-    the controller's queue.
+def _deletion_callback(step: Step, broker: int, request: Request, partitions: tuple[TopicPartition, ...],
+                       error: bool) -> None:
+    """The StopReplica(delete=true) response callback for ``partitions`` of ``request``, answered in error
+    (``error``) or NONE: TopicDeletionStopReplicaResponseReceived joins the controller's queue.
 
     Kafka 2.3 (``stopReplicaPartitionDeleteResponseCallback``, ``ControllerChannelManager``) keeps only
     the partitions whose topic is in ``topicsWithDeletionStarted`` when the response arrives, and sends
@@ -167,19 +171,26 @@ def _deletion_callback(step: Step, broker: int, request: Request, storage_error:
     controller (one that resigned, or has not noticed it lost controllership) changes nothing: its
     callback runs after its resignation (``if (!isActive) return``).
 
-    Deviation: a response naming partitions in error and partitions deleted is Kafka's one event (its
-    failures handled first); the model queues the two parts as two events, in that order.
+    With StopReplica v3 (KIP-570, ``sendStopReplicaRequests``' ``responseCallback`` 2.6.0) the callback takes
+    only the partitions the request asked to delete (``isPartitionDeleted``), and of those the ones whose topic
+    is in ``topicsWithDeletionStarted``; ``processTopicDeletionStopReplicaResponseReceived`` fails the
+    replicas of every partition answered with an error, FENCED_LEADER_EPOCH as KAFKA_STORAGE_ERROR.
+
+    Deviations: a response naming partitions in error and partitions deleted is Kafka's one event (its
+    failures handled first); the model queues the two parts as two events, in that order. The event says
+    KAFKA_STORAGE_ERROR for a partition answered FENCED_LEADER_EPOCH, which the controller handles alike (the
+    model's deletions carry ``EpochDuringDelete``, which no broker fences: only a reassignment's deletion,
+    which no scenario reaches at 2.4+, could be fenced).
     """
     if request.controller_epoch != step.epoch:
         return
-    partitions = request.partitions
     if step.scenario.version >= (2, 3):
         partitions = tuple(tp for tp in partitions if tp[0] in step.topics_with_deletion_started)
     elif not request.deletion_callback:
         return  # 2.0 – 2.2: a reassignment's StopReplica(delete=true) has a callback that does nothing
     if partitions:
         step.events.append(ControllerEvent(EventKind.TopicDeletionStopReplicaResponseReceived, broker=broker,
-                                           partitions=partitions, error=storage_error,
+                                           partitions=partitions, error=error,
                                            broker_epoch=step.brokers[broker].epoch))
 
 
@@ -288,26 +299,51 @@ def apply_update_metadata_at_heads(step: Step) -> None:
             broker_apply_request(step, broker)
 
 
-def _stop_replicas(b: BrokerState, request: Request, storage_error: TopicPartition | None) -> BrokerState:
-    """``ReplicaManager.stopReplicas`` / ``stopReplica`` (2.3). The fetchers of every partition named
-    stop; only with ``deletePartitions`` does the broker drop the partition (``allPartitions.remove``)
-    and delete its log. Without it the partition stays hosted, with the leader epoch it had, and its
-    log stays: a later LeaderAndIsr must still carry a newer leader epoch to be applied.
+def _stop_replicas(b: BrokerState, request: Request, storage_error: TopicPartition | None,
+                   accept_equal_epoch: bool) -> tuple[BrokerState, set[TopicPartition]]:
+    """``ReplicaManager.stopReplicas`` / ``stopReplica`` (2.3, 2.6.0), and the partitions the broker did not
+    stop (answered with an error). Each partition stops its fetcher; one that asks to be deleted is dropped
+    (``allPartitions.remove``) and its log deleted. Without deletion the partition stays hosted, with the leader
+    epoch it had, and its log stays: a later LeaderAndIsr must still carry a newer leader epoch to be applied.
+
+    A partition on a failed log directory is answered KAFKA_STORAGE_ERROR. From StopReplica v3 (KIP-570,
+    ``stopReplicas`` 2.6.0) a partition the broker hosts is stopped only if the request's leader epoch is
+    ``EpochDuringDelete`` (-2), ``NoEpoch`` (-1, every partition of an older request) or newer than the
+    partition's own; otherwise it is answered FENCED_LEADER_EPOCH and left as it is, an equal epoch included
+    until 3.5 (KAFKA-13972, ``accept_equal_epoch``: an equal epoch is stopped). A partition the broker does not
+    host is stopped whatever its epoch (its log, if any, deleted).
 
     Deviation: the partition whose deletion fails (``storage_error``) is left as it was, its fetcher
     included (Kafka removes every named partition's fetcher first; the failure leaves the partition in
     an in-between state the model does not represent)."""
-    stopped = set(request.partitions) - set(b.offline_logs) - {storage_error}  # KAFKA_STORAGE_ERROR
-    if not request.delete_partitions:
+    hosted = {h.partition: h for h in b.partitions}
+    not_stopped: set[TopicPartition] = set()
+    stopped: set[TopicPartition] = set()
+    deleted: set[TopicPartition] = set()
+    for ps in request.stop_replica_states():
+        tp = ps.partition
+        current = hosted.get(tp)
+        if tp in b.offline_logs or (ps.delete_partition and tp == storage_error):
+            not_stopped.add(tp)  # KAFKA_STORAGE_ERROR
+        elif (current is not None and ps.leader_epoch not in (EPOCH_DURING_DELETE, NO_EPOCH)
+              and (ps.leader_epoch < current.leader_epoch
+                   or (ps.leader_epoch == current.leader_epoch and not accept_equal_epoch))):
+            not_stopped.add(tp)  # FENCED_LEADER_EPOCH
+        elif ps.delete_partition:
+            deleted.add(tp)
+        else:
+            stopped.add(tp)
+    if not deleted:
         return attrs.evolve(b, controller_epoch=max(b.controller_epoch, request.controller_epoch),
                             partitions=tuple(attrs.evolve(h, fetching=False) if h.partition in stopped else h
-                                             for h in b.partitions))
+                                             for h in b.partitions)), not_stopped
     return attrs.evolve(
         b,
         controller_epoch=max(b.controller_epoch, request.controller_epoch),
-        partitions=tuple(h for h in b.partitions if h.partition not in stopped),
-        logs=tuple(sorted(set(b.logs) - stopped)),
-    )
+        partitions=tuple(attrs.evolve(h, fetching=False) if h.partition in stopped else h
+                         for h in b.partitions if h.partition not in deleted),
+        logs=tuple(sorted(set(b.logs) - deleted)),
+    ), not_stopped
 
 
 def admin_reassign_partitions(step: Step, index: int) -> None:

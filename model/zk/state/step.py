@@ -28,7 +28,9 @@ from model.scenario import Scenario
 from model.zk.state.schema import Shape, define_functions, sequence_of, state_fields
 from model.zk.state.states import PartitionState, ReplicaState, replica_table
 from model.zk.state.values import (
+    EPOCH_DURING_DELETE,
     LEADER_DURING_DELETE,
+    NO_EPOCH,
     BrokerState,
     Budget,
     ClusterState,
@@ -43,6 +45,7 @@ from model.zk.state.values import (
     Request,
     RequestKind,
     StepLog,
+    StopReplicaPartitionState,
     TopicPartition,
     ZkState,
     sorted_items,
@@ -124,6 +127,8 @@ class Step:
         self._stop_replica: dict[int, list[TopicPartition]] = {}
         self._stop_replica_delete: dict[int, list[TopicPartition]] = {}
         self._stop_replica_callbacks: set[tuple[int, TopicPartition]] = set()
+        # StopReplica v3 (KIP-570): per broker, each partition's state as addStopReplicaRequestForBrokers put it
+        self._stop_replica_states: dict[int, dict[TopicPartition, StopReplicaPartitionState]] = {}
         self._update_metadata_brokers: set[int] = set()
         self._update_metadata_states: dict[TopicPartition, MetadataPartitionState] = {}
         # the step's state-change log
@@ -357,7 +362,25 @@ class Step:
 
     def add_stop_replica_request(self, broker: int, tp: TopicPartition, delete: bool, callback: bool = False) -> None:
         """``addStopReplicaRequestForBrokers``; ``callback``: 2.0 – 2.2 attach the TopicDeletionManager's
-        response callback to the deletions it starts (reassignment's own deletions get a no-op one)."""
+        response callback to the deletions it starts (reassignment's own deletions get a no-op one).
+
+        With StopReplica v3 (KIP-570, ``inter.broker.protocol.version`` 2.6-IV0+; ``ControllerChannelManager.
+        addStopReplicaRequestForBrokers`` 2.6.0) the partition's leader epoch is read now: ``EpochDuringDelete``
+        (-2) for a topic queued for deletion, else the controller's cached leader epoch, ``NoEpoch`` (-1)
+        without leadership info; a partition added twice to one broker keeps the last epoch and is deleted if
+        either asked for it (``alreadyDelete || deletePartition``)."""
+        if self.scenario.since("KIP_570"):
+            if self.is_topic_queued_up_for_deletion(tp[0]):
+                epoch = EPOCH_DURING_DELETE
+            else:
+                lai = self.leadership.get(tp)
+                epoch = NO_EPOCH if lai is None else lai.leader_epoch
+            states = self._stop_replica_states.setdefault(broker, {})
+            previous = states.get(tp)
+            states[tp] = StopReplicaPartitionState(partition=tp, leader_epoch=epoch,
+                                                   delete_partition=delete or (previous is not None
+                                                                               and previous.delete_partition))
+            return
         target = self._stop_replica_delete if delete else self._stop_replica
         parts = target.setdefault(broker, [])
         if tp not in parts:
@@ -401,6 +424,10 @@ class Step:
         sent even when it names no partition, which the model leaves out (an empty StopReplica changes
         nothing on the broker).
 
+        With StopReplica v3 (KIP-570, ``inter.broker.protocol.version`` 2.6-IV0+; ``sendStopReplicaRequests``
+        2.6.0) each broker gets one StopReplica for all its partitions, each with its leader epoch and delete
+        flag, whose response callback takes the partitions it asked to delete.
+
         Requests for brokers the controller has no channel for (not live) are dropped, as
         ``ControllerChannelManager.sendRequest`` drops them with a warning.
         """
@@ -409,7 +436,7 @@ class Step:
         metadata = tuple(self._update_metadata_states[tp] for tp in sorted(self._update_metadata_states))
         live = tuple(sorted(self.live_or_shutting_down()))
         recipients = (set(self._leader_and_isr) | set(self._stop_replica) | set(self._stop_replica_delete)
-                      | self._update_metadata_brokers)
+                      | set(self._stop_replica_states) | self._update_metadata_brokers)
         for b in sorted(recipients):
             if b not in self.live_brokers:
                 continue
@@ -425,7 +452,14 @@ class Step:
                                      broker_epoch=broker_epoch, live_brokers=live, metadata_states=metadata))
             stops = self._stop_replica.get(b)
             deletes = self._stop_replica_delete.get(b, [])
-            if batched_deletes:
+            partition_states = self._stop_replica_states.get(b)
+            if partition_states:
+                queue.append(Request(kind=RequestKind.StopReplica, controller_epoch=self.epoch,
+                                     broker_epoch=broker_epoch,
+                                     partition_states=tuple(partition_states[tp] for tp in sorted(partition_states)),
+                                     deletion_callback=any(ps.delete_partition
+                                                           for ps in partition_states.values())))
+            elif batched_deletes:
                 if deletes:
                     queue.append(Request(kind=RequestKind.StopReplica, controller_epoch=self.epoch,
                                          broker_epoch=broker_epoch, partitions=tuple(sorted(deletes)),
@@ -447,6 +481,7 @@ class Step:
         self._stop_replica.clear()
         self._stop_replica_delete.clear()
         self._stop_replica_callbacks.clear()
+        self._stop_replica_states.clear()
         self._update_metadata_brokers.clear()
         self._update_metadata_states.clear()
 

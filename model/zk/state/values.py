@@ -44,6 +44,8 @@ Replica = tuple[str, int, BrokerId]  # (topic, partition, broker): Kafka's Parti
 
 NO_LEADER = -1  # LeaderAndIsr.NoLeader
 LEADER_DURING_DELETE = -2  # LeaderAndIsr.LeaderDuringDelete: UpdateMetadata for a topic being deleted
+NO_EPOCH = -1  # LeaderAndIsr.NoEpoch: a StopReplica partition without leadership info, or of a request before v3
+EPOCH_DURING_DELETE = -2  # LeaderAndIsr.EpochDuringDelete: a StopReplica partition of a topic queued for deletion
 
 
 @attrs.frozen
@@ -167,6 +169,19 @@ class MetadataPartitionState:
 
 
 @attrs.frozen
+class StopReplicaPartitionState:
+    """One partition of a StopReplica request as the broker reads it (``StopReplicaRequestData.
+    StopReplicaPartitionState``, KIP-570, Kafka 2.6): its leader epoch and whether to delete it. A request of
+    version 3 (``inter.broker.protocol.version`` 2.6-IV0 and later) carries one per partition; for an older
+    request ``StopReplicaRequest.partitionStates`` (2.6) gives every partition ``NoEpoch`` and the request's
+    ``deletePartitions`` (:meth:`Request.stop_replica_states`)."""
+
+    partition: TopicPartition
+    leader_epoch: int  # EPOCH_DURING_DELETE, NO_EPOCH or the controller's cached leader epoch
+    delete_partition: bool
+
+
+@attrs.frozen
 class Request:
     """A controller-to-broker request waiting in the broker's channel. (The StopReplica flags come before
     the partition lists: the canonical encoding writes fields in declaration order.)"""
@@ -177,7 +192,10 @@ class Request:
     delete_partitions: bool = False  # StopReplica
     deletion_callback: bool = False  # StopReplica(delete=true): its response feeds the TopicDeletionManager
     leader_states: tuple[PartitionLeaderState, ...] = ()  # LeaderAndIsr
-    partitions: tuple[TopicPartition, ...] = ()  # StopReplica
+    partitions: tuple[TopicPartition, ...] = ()  # StopReplica before v3
+    # StopReplica v3 (KIP-570): its partitions with their leader epochs and delete flags (``partitions`` and
+    # ``delete_partitions`` stay empty and false, as v3's top-level deletePartitions is false)
+    partition_states: tuple[StopReplicaPartitionState, ...] = ()
     live_brokers: tuple[BrokerId, ...] = attrs.field(default=(), metadata=SET)  # UpdateMetadata: the controller's
     #                                                              live-or-shutting-down brokers
     metadata_states: tuple[MetadataPartitionState, ...] = ()  # UpdateMetadata
@@ -192,8 +210,31 @@ class Request:
             parts = ", ".join(f"{partition_name(m.partition)}: leader={m.leader} epoch={m.leader_epoch}"
                               for m in self.metadata_states)
             return f"UpdateMetadata(liveBrokers={list(self.live_brokers)})[{parts}]"
+        if self.partition_states:
+            parts = ", ".join(f"{partition_name(ps.partition)}: leaderEpoch={ps.leader_epoch}"
+                              f"{' delete' if ps.delete_partition else ''}" for ps in self.partition_states)
+            return f"StopReplica[{parts}]"
         parts = ", ".join(f"{t}-{p}" for t, p in self.partitions)
         return f"StopReplica(deletePartitions={str(self.delete_partitions).lower()})[{parts}]"
+
+    def stop_replica_states(self) -> tuple[StopReplicaPartitionState, ...]:
+        """``StopReplicaRequest.partitionStates`` (2.6): a v3 request's own states; for an older request, each
+        partition with ``NoEpoch`` and the request's ``deletePartitions``."""
+        if self.partition_states:
+            return self.partition_states
+        return tuple(StopReplicaPartitionState(partition=tp, leader_epoch=NO_EPOCH,
+                                               delete_partition=self.delete_partitions) for tp in self.partitions)
+
+    @property
+    def deletes_partitions(self) -> bool:
+        """Whether the StopReplica deletes any partition (its deletion callback may fire)."""
+        return self.delete_partitions or any(ps.delete_partition for ps in self.partition_states)
+
+    def deleted_partitions(self) -> tuple[TopicPartition, ...]:
+        """The partitions the StopReplica asks the broker to delete."""
+        if self.partition_states:
+            return tuple(ps.partition for ps in self.partition_states if ps.delete_partition)
+        return self.partitions if self.delete_partitions else ()
 
 
 @attrs.frozen

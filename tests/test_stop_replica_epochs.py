@@ -1,0 +1,129 @@
+"""KIP-570 (Kafka 2.6, inter.broker.protocol.version 2.6-IV0): the leader epoch per partition in the StopReplica
+requests the controller queues (``ControllerChannelManager.addStopReplicaRequestForBrokers`` /
+``sendStopReplicaRequests`` 2.6.0) and the broker's fencing of them (``ReplicaManager.stopReplicas`` 2.6.0, the
+equal epoch accepted from 3.5 by KAFKA-13972), stepped by hand."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+from kafka_steps import initial, model_of, process, settle, take
+
+from model.zk.environment import environment
+from model.zk.state.values import (
+    EPOCH_DURING_DELETE,
+    NO_EPOCH,
+    BrokerState,
+    HostedPartition,
+    Request,
+    RequestKind,
+    StopReplicaPartitionState,
+)
+
+DELETION = """
+[cluster]
+brokers = [0, 1]
+[[topics]]
+name = "t"
+replicas = [[0, 1]]
+deleted_by_admin = true
+[kafka]
+version = "{version}"
+inter_broker_protocol_version = "{protocol}"
+"""
+
+SHUTDOWN = """
+[cluster]
+brokers = [0, 1]
+[[topics]]
+name = "t"
+replicas = [[0, 1]]
+[kafka]
+version = "{version}"
+[bounds]
+controlled_shutdowns = 1
+"""
+
+
+def _stop_replicas(state, broker: int) -> list[Request]:  # type: ignore[no-untyped-def]
+    return [r for r in state.channel(broker) if r.kind is RequestKind.StopReplica]
+
+
+def test_deletion_sends_epoch_during_delete_with_v3() -> None:
+    """At protocol 2.6 every StopReplica of a topic queued for deletion carries EpochDuringDelete (-2) per
+    partition, with the delete flag of the transition that queued it (OfflineReplica: false,
+    ReplicaDeletionStarted: true), and the deletion completes."""
+    model = model_of(DELETION.format(version="2.6", protocol="2.6"))
+    s = process(model, take(model, initial(model), "AdminDeleteTopic", topic="t"))
+    for broker in (0, 1):
+        requests = _stop_replicas(s, broker)
+        assert [r.partition_states for r in requests] == [
+            (StopReplicaPartitionState(partition=("t", 0), leader_epoch=EPOCH_DURING_DELETE, delete_partition=False),),
+            (StopReplicaPartitionState(partition=("t", 0), leader_epoch=EPOCH_DURING_DELETE, delete_partition=True),)]
+        assert all(not r.partitions and not r.delete_partitions for r in requests)
+    done = settle(model, s)
+    assert done.zk.topics == () and not any(b.logs for b in done.brokers)
+
+
+def test_older_protocol_sends_no_epochs() -> None:
+    """Kafka 2.6 with inter.broker.protocol.version 2.5 sends StopReplica v2 (OfflineReplica's, then
+    ReplicaDeletionStarted's): no epoch, the request-wide delete flag, and the broker reads NoEpoch for every
+    partition (StopReplicaRequest.partitionStates)."""
+    model = model_of(DELETION.format(version="2.6", protocol="2.5"))
+    s = process(model, take(model, initial(model), "AdminDeleteTopic", topic="t"))
+    requests = _stop_replicas(s, 0)
+    assert [(r.delete_partitions, r.partitions, r.partition_states) for r in requests] == [
+        (False, (("t", 0),), ()), (True, (("t", 0),), ())]
+    assert requests[1].stop_replica_states() == (
+        StopReplicaPartitionState(partition=("t", 0), leader_epoch=NO_EPOCH, delete_partition=True),)
+
+
+@pytest.mark.parametrize(("version", "still_fetching"), [("2.3", False), ("2.6", True), ("3.4", True),
+                                                         ("3.5", False)])
+def test_controlled_shutdown_stop_replica_is_fenced_by_an_equal_epoch(version: str, still_fetching: bool) -> None:
+    """doControlledShutdown queues StopReplica(delete=false) for the partitions the broker follows with the
+    controller's cached leader epoch, which the follower holds too: 2.6 - 3.4 answer FENCED_LEADER_EPOCH and the
+    follower keeps fetching; 3.5 (KAFKA-13972) and the epoch-less requests before 2.6 stop its fetcher."""
+    model = model_of(SHUTDOWN.format(version=version))
+    s = take(model, initial(model), "BrokerControlledShutdown", 1)
+    s = process(model, s)
+    assert s.broker(1).hosted(("t", 0)).fetching  # type: ignore[union-attr]
+    requests = _stop_replicas(s, 1)
+    assert requests
+    if version != "2.3":
+        assert {ps.leader_epoch for r in requests for ps in r.partition_states} == {0}
+    while s.channel(1):
+        s = take(model, s, "BrokerApplyRequest", 1)
+    assert s.broker(1).hosted(("t", 0)).fetching is still_fetching  # type: ignore[union-attr]
+
+
+def _broker(epoch: int) -> BrokerState:
+    return BrokerState(id=1, alive=True, epoch=1, controller_epoch=1,
+                       partitions=(HostedPartition(partition=("t", 0), leader_epoch=epoch, leader=0, fetching=True),),
+                       logs=(("t", 0), ("u", 0)))
+
+
+def _request(*states: StopReplicaPartitionState) -> Request:
+    return Request(kind=RequestKind.StopReplica, controller_epoch=1, broker_epoch=1, partition_states=states)
+
+
+@pytest.mark.parametrize(("request_epoch", "stopped"), [(EPOCH_DURING_DELETE, True), (NO_EPOCH, True), (4, True),
+                                                        (3, False), (2, False)])
+def test_stop_replicas_fences_epochs_not_newer(request_epoch: int, stopped: bool) -> None:
+    """ReplicaManager.stopReplicas (2.6.0) deletes a hosted partition whose request epoch is -2, -1 or newer than
+    its own (3) and answers FENCED_LEADER_EPOCH otherwise, the equal epoch included; a partition it does not host
+    (u-0, only a log) is deleted whatever its epoch."""
+    request = _request(StopReplicaPartitionState(("t", 0), request_epoch, True),
+                       StopReplicaPartitionState(("u", 0), 0, True))
+    after, not_stopped = environment._stop_replicas(_broker(3), request, None, accept_equal_epoch=False)
+    assert not_stopped == (set() if stopped else {("t", 0)})
+    assert after.logs == (() if stopped else (("t", 0),))
+    assert (after.hosted(("t", 0)) is None) is stopped
+
+
+def test_equal_epoch_is_stopped_from_kafka_3_5() -> None:
+    """KAFKA-13972 (3.5.0): a StopReplica carrying the partition's own leader epoch stops it."""
+    request = _request(StopReplicaPartitionState(("t", 0), 3, False))
+    after, not_stopped = environment._stop_replicas(_broker(3), request, None, accept_equal_epoch=True)
+    assert not not_stopped
+    assert after.hosted(("t", 0)) == attrs.evolve(_broker(3).partitions[0], fetching=False)
