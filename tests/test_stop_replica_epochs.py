@@ -14,6 +14,9 @@ from model.zk.state.values import (
     EPOCH_DURING_DELETE,
     NO_EPOCH,
     BrokerState,
+    ClusterState,
+    ControllerEvent,
+    EventKind,
     HostedPartition,
     Request,
     RequestKind,
@@ -45,7 +48,7 @@ controlled_shutdowns = 1
 """
 
 
-def _stop_replicas(state, broker: int) -> list[Request]:  # type: ignore[no-untyped-def]
+def _stop_replicas(state: ClusterState, broker: int) -> list[Request]:
     return [r for r in state.channel(broker) if r.kind is RequestKind.StopReplica]
 
 
@@ -127,3 +130,39 @@ def test_equal_epoch_is_stopped_from_kafka_3_5() -> None:
     after, not_stopped = environment._stop_replicas(_broker(3), request, None, accept_equal_epoch=True)
     assert not not_stopped
     assert after.hosted(("t", 0)) == attrs.evolve(_broker(3).partitions[0], fetching=False)
+
+
+TWO_TOPICS = """
+[cluster]
+brokers = [0, 1]
+[[topics]]
+name = "t"
+replicas = [[0, 1]]
+[[topics]]
+name = "u"
+replicas = [[1, 0]]
+[kafka]
+version = "{version}"
+"""
+
+
+@pytest.mark.parametrize(("version", "requests_per_broker"), [("2.4", 4), ("2.5", 2), ("2.6", 2)])
+def test_deletion_of_two_topics_is_batched_from_kafka_2_5(version: str, requests_per_broker: int) -> None:
+    """KAFKA-9499 (TopicDeletionManager.resumeDeletions / onPartitionDeletion 2.5.0): two topics queued together
+    start their deletion in one OfflineReplica and one ReplicaDeletionStarted state change, so each broker gets
+    two StopReplica requests naming both topics' partitions; 2.4 starts each topic on its own (four). Both
+    deletions complete either way."""
+    model = model_of(TWO_TOPICS.format(version=version))
+    s = initial(model)
+    # an admin deleted both topics before the controller processed the TopicDeletion their znodes fired
+    deletion = ControllerEvent(EventKind.TopicDeletion)
+    s = attrs.evolve(s, zk=attrs.evolve(s.zk, delete_topics=("t", "u")),
+                     controller=attrs.evolve(s.controller, events=(*s.controller.events, deletion)))
+    s = process(model, s)
+    for broker in (0, 1):
+        requests = _stop_replicas(s, broker)
+        assert len(requests) == requests_per_broker
+        named = [{ps.partition[0] for ps in r.stop_replica_states()} for r in requests]
+        assert all(topics == {"t", "u"} for topics in named) is (requests_per_broker == 2)
+    done = settle(model, s)
+    assert done.zk.topics == () and not any(b.logs for b in done.brokers)

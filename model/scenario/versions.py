@@ -73,10 +73,6 @@ def _unclean_possible(s: Scenario) -> bool:
             or any(t.unclean_leader_election_enable_by_admin for t in s.topics))
 
 
-def _may_delete_two_topics(s: Scenario) -> bool:
-    return sum(1 for t in s.topics if t.deleted_by_admin or t.partially_deleted) > 1
-
-
 GATES: dict[str, Gate] = {g.name: g for g in (
     # 1.1 - 2.3
     Gate("UNCLEAN_LEADER_ELECTION_ENABLE_EVENT", (2, 0),
@@ -114,6 +110,9 @@ GATES: dict[str, Gate] = {g.name: g for g in (
          "KIP-460 (KAFKA-8286), the ElectLeaders request: KafkaController.processReplicaLeaderElection / "
          "onReplicaElection with AdminClientTriggered, PREFERRED or UNCLEAN (OfflinePartitionLeaderElectionStrategy "
          "with allowUnclean) (2.4.0)"),
+    Gate("KAFKA_9499", (2, 5),
+         "KAFKA-9499, TopicDeletionManager.resumeDeletions / onTopicDeletion / onPartitionDeletion batched across "
+         "topics (2.5.0)"),
     Gate("KIP_570", (2, 6),
          "KIP-570 (KAFKA-9539), ControllerChannelManager.addStopReplicaRequestForBrokers / sendStopReplicaRequests: "
          "StopReplica v3, one per broker, with a leader epoch and a delete flag per partition; "
@@ -130,9 +129,6 @@ GATES: dict[str, Gate] = {g.name: g for g in (
          "KAFKA-13972, ReplicaManager.stopReplicas stops a partition whose StopReplica carries its own leader "
          "epoch (>= rather than >) (3.5.0)"),
     # 2.4 - 3.9, not modelled: a scenario reaching one is refused at that version
-    Gate("KAFKA_9499", (2, 5),
-         "KAFKA-9499, TopicDeletionManager.resumeDeletions / onPartitionDeletion batched across topics (2.5.0)",
-         reaches=_may_delete_two_topics, needs="more than one topic to delete"),
     Gate("KIP_497", (2, 7),
          "KIP-497 (KAFKA-8836), AlterIsr: the leader asks the controller to change the ISR "
          "(2.7.0, inter.broker.protocol.version 2.7-IV2)",

@@ -1,4 +1,5 @@
-"""Topic deletion: ``controller/TopicDeletionManager.scala`` (Kafka 2.0 – 2.3).
+"""Topic deletion: ``controller/TopicDeletionManager.scala`` (Kafka 2.0 – 3.9; from 2.5, KAFKA-9499, the deletion
+of several topics is batched: one state change, and one StopReplica per broker, for all of them).
 
 The manager keeps ``topicsToBeDeleted``, ``topicsIneligibleForDeletion`` and (2.1+)
 ``topicsWithDeletionStarted``. Deletion of a topic moves its replicas Offline, then
@@ -92,8 +93,11 @@ def is_topic_eligible_for_deletion(step: Step, topic: str) -> bool:
 
 
 def resume_deletions(step: Step) -> None:
-    """``resumeDeletions`` (the per-topic loop of 2.0 – 2.4)."""
+    """``resumeDeletions``: per topic (2.0 – 2.4), or batched across topics (2.5+, KAFKA-9499)."""
     if not _enabled(step):
+        return
+    if step.scenario.since("KAFKA_9499"):
+        _resume_deletions_batched(step)
         return
     for topic in sorted(step.topics_to_be_deleted):
         if topic not in step.topics_to_be_deleted:
@@ -114,10 +118,39 @@ def resume_deletions(step: Step) -> None:
             on_topic_deletion(step, [topic])
 
 
-def retry_deletion_for_ineligible_replicas(step: Step, topic: str) -> None:
-    """``retryDeletionForIneligibleReplicas``: ReplicaDeletionIneligible -> OfflineReplica."""
-    step.deletion_retries.append(topic)
-    failed = step.replicas_in_state(topic, R.ReplicaDeletionIneligible)
+def _resume_deletions_batched(step: Step) -> None:
+    """``resumeDeletions`` of Kafka 2.5+ (KAFKA-9499, ``TopicDeletionManager.resumeDeletions`` 2.5.0): one pass over
+    the queued topics completes those whose replicas all succeeded and collects those to retry (no replica in
+    ReplicaDeletionStarted, one in ReplicaDeletionIneligible) and those eligible to (re)start; then one
+    ``retryDeletionForIneligibleReplicas`` for all the topics to retry and one ``onTopicDeletion`` for all the
+    eligible ones, so their replicas change state, and their StopReplica requests go out, in one batch."""
+    retry: list[str] = []
+    eligible: list[str] = []
+    for topic in sorted(step.topics_to_be_deleted):
+        replicas = step.replicas_for_topic(topic)
+        succeeded = step.replicas_in_state(topic, R.ReplicaDeletionSuccessful)
+        if step.scenario.bug("PLANTED_COMPLETE_DELETION_ON_FIRST_SUCCESS"):
+            done = bool(succeeded)
+        else:
+            done = len(succeeded) == len(replicas)
+        if done:
+            complete_delete_topic(step, topic)
+        elif (not step.replicas_in_state(topic, R.ReplicaDeletionStarted)
+              and step.replicas_in_state(topic, R.ReplicaDeletionIneligible)):
+            retry.append(topic)
+        if is_topic_eligible_for_deletion(step, topic):
+            eligible.append(topic)
+    if retry:
+        retry_deletion_for_ineligible_replicas(step, *retry)
+    if eligible:
+        on_topic_deletion(step, eligible)
+
+
+def retry_deletion_for_ineligible_replicas(step: Step, *topics: str) -> None:
+    """``retryDeletionForIneligibleReplicas``: ReplicaDeletionIneligible -> OfflineReplica, for one topic (2.0 –
+    2.4) or for every topic to retry in one state change (2.5+, KAFKA-9499)."""
+    step.deletion_retries.extend(topics)
+    failed = [r for topic in topics for r in step.replicas_in_state(topic, R.ReplicaDeletionIneligible)]
     replica_state_machine.handle_state_changes(step, failed, R.OfflineReplica)
 
 
@@ -132,12 +165,39 @@ def on_topic_deletion(step: Step, topics: list[str]) -> None:
     # UpdateMetadata with LeaderDuringDelete (-2): the brokers drop the partitions from their caches.
     partitions = [tp for t in topics for tp in step.partitions_for_topic(t)]
     step.send_update_metadata_request(sorted(step.live_or_shutting_down()), partitions)
+    if step.scenario.since("KAFKA_9499"):
+        on_partition_deletion(step, topics)
+        return
     for topic in topics:
         start_replica_deletion(step, step.replicas_for_topic(topic))
 
 
+def on_partition_deletion(step: Step, topics: list[str]) -> None:
+    """``onPartitionDeletion`` of Kafka 2.5+ (KAFKA-9499, ``TopicDeletionManager.onPartitionDeletion`` 2.5.0), for
+    every topic at once: the dead replicas of all the topics go to ReplicaDeletionIneligible, all the others
+    (but those already deleted) to OfflineReplica, then to ReplicaDeletionStarted, each in one state change;
+    then the topics with dead replicas are marked ineligible."""
+    dead: list[Replica] = []
+    retry: list[Replica] = []
+    ineligible: list[str] = []
+    for topic in topics:
+        of_topic = step.replicas_for_topic(topic)
+        alive = [r for r in of_topic if step.is_replica_online(r[2], (r[0], r[1]))]
+        dead_of_topic = [r for r in of_topic if not step.is_replica_online(r[2], (r[0], r[1]))]
+        succeeded = set(step.replicas_in_state(topic, R.ReplicaDeletionSuccessful))
+        dead += dead_of_topic
+        retry += [r for r in alive if r not in succeeded]
+        if dead_of_topic:
+            ineligible.append(topic)
+    replica_state_machine.handle_state_changes(step, dead, R.ReplicaDeletionIneligible)
+    replica_state_machine.handle_state_changes(step, retry, R.OfflineReplica)
+    replica_state_machine.handle_state_changes(step, retry, R.ReplicaDeletionStarted, deletion_callback=True)
+    if ineligible:
+        mark_topic_ineligible_for_deletion(step, ineligible)
+
+
 def start_replica_deletion(step: Step, replicas: list[Replica]) -> None:
-    """``startReplicaDeletion`` (reached through ``onPartitionDeletion``)."""
+    """``startReplicaDeletion`` (reached through ``onPartitionDeletion``, 2.0 – 2.4)."""
     for topic in sorted({r[0] for r in replicas}):
         of_topic = [r for r in replicas if r[0] == topic]
         alive = [r for r in of_topic if step.is_replica_online(r[2], (r[0], r[1]))]
