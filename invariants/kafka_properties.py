@@ -523,6 +523,32 @@ def _metadata_caches_current(scenario: Scenario) -> Check:
     return check
 
 
+@when_idle("metadata_live_brokers_current_when_idle",
+           "when the controller is idle, every live broker's metadata cache lists exactly the live brokers "
+           "(KAFKA-13225)")
+def _metadata_live_brokers_current(scenario: Scenario) -> Check:
+    """What clients see of the cluster: ``MetadataCache``'s alive brokers (``aliveBrokers``, replaced whole by
+    each UpdateMetadata, ``MetadataCache.updateMetadata``) answer Metadata requests with the brokers to connect
+    to. The controller tells the brokers of a failure in ``onReplicasBecomeOffline`` (``KafkaController``):
+    through the UpdateMetadata of the elections and replica state changes, or an explicit one when those send
+    none. Before 3.1 (KAFKA-13225, ``onReplicasBecomeOffline`` 3.1.0, and its test
+    ``ControllerIntegrationTest.testMetadataPropagationOnBrokerShutdownWithNoReplicas``) the explicit one was
+    skipped whenever a partition had an offline leader, also when its election failed and sent nothing, so the
+    failure of a broker hosting no replica never reached the other brokers."""
+
+    def check(s: ClusterState) -> dict[str, Any] | None:
+        live = tuple(b.id for b in s.brokers if b.alive)
+        for b in s.brokers:
+            if b.alive and b.metadata_live_brokers != live:
+                return {"broker": b.id, "metadata_cache_live_brokers": list(b.metadata_live_brokers),
+                        "live_brokers": list(live),
+                        "dead_listed": [x for x in b.metadata_live_brokers if x not in live],
+                        "live_missing": [x for x in live if x not in b.metadata_live_brokers]}
+        return None
+
+    return check
+
+
 @when_idle("no_dead_replica_in_isr_when_idle",
            "when the controller is idle, no partition (of a topic not queued for deletion) keeps a dead broker in "
            "an ISR of more than one member (dead replicas leave the ISR, also across a controller failover)")

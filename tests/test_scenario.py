@@ -142,7 +142,7 @@ def test_missing_file_raises_scenario_error(tmp_path: Path) -> None:
 
 
 #: The bugs no release up to 2.3 fixed: on by default for every modelled version.
-UNFIXED_IN_2_3 = {"KAFKA_9212", "KAFKA_8286", "KAFKA_9866", "KAFKA_9672", "DELETION_DURING_REASSIGNMENT"}
+UNFIXED_IN_2_3 = {"KAFKA_9212", "KAFKA_8286", "KAFKA_9866", "KAFKA_9672", "KAFKA_13225", "DELETION_DURING_REASSIGNMENT"}
 
 
 def test_defaults_of_a_minimal_scenario() -> None:
@@ -344,7 +344,7 @@ def test_versions_after_2_3_run_what_the_model_has() -> None:
     without ISR changes; its bug defaults are those of 3.9 (every 2.x fix in)."""
     scenario = load_scenario(GOOD + '[kafka]\nversion = "3.9"\ninter_broker_protocol_version = "2.5"\n')
     assert (scenario.version, scenario.inter_broker_protocol) == ((3, 9), (2, 5))
-    assert scenario.since("KAFKA_13225") and scenario.since("KAFKA_10149") and not scenario.since("KIP_570")
+    assert not scenario.bug("KAFKA_13225") and scenario.since("KAFKA_10149") and not scenario.since("KIP_570")
     assert scenario.bugs == frozenset({"DELETION_DURING_REASSIGNMENT"})
     assert load_scenario(GOOD).inter_broker_protocol == (2, 3)
     assert load_scenario(GOOD + '[kafka]\nversion = "3.9"\n').since("KIP_570")

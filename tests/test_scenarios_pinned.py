@@ -34,7 +34,7 @@ class Pinned:
 #: topic-change handling, named for its JIRA (election-retry: KAFKA-8286), its switch on; 14 to 904 states each.
 BUG_SWITCH_SCENARIOS = ("election-retry", "kafka-3083", "kafka-3096", "kafka-3143", "kafka-3175", "kafka-4214",
                         "kafka-5083", "kafka-5310", "kafka-6082", "kafka-6193", "kafka-6612", "kafka-7482",
-                        "kafka-9212", "kafka-9672", "kafka-9866")
+                        "kafka-9212", "kafka-9672", "kafka-9866", "kafka-13225")
 
 
 #: Sometimes properties a scenario without a [check] list reports as never found when it has no reassignment,
@@ -143,6 +143,8 @@ PINNED: dict[str, Pinned] = {
         discoveries={"sometimes_leader_reelected": 2, "auto_rebalance_elections_feasible": 5}),
     "kafka-9672": Pinned(Outcome.VIOLATION, distinct=22, generated=33, depth=5, queue=10,
         discoveries={"sometimes_reassignment_completes": 2, "leader_isr_within_assigned_replicas": 4}),
+    "kafka-13225": Pinned(Outcome.VIOLATION, distinct=143, generated=197, depth=5, queue=58,
+        discoveries={"metadata_live_brokers_current_when_idle": 4}),
     "unclean-election": Pinned(Outcome.OK, distinct=1515, generated=3598, depth=13, queue=0,
                                discoveries={"sometimes_leader_reelected": 2}),
 }

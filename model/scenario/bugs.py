@@ -121,6 +121,11 @@ BUGS: Mapping[str, BugSwitch] = {
              "a leader takes the ISR of a LeaderAndIsr as it is, also members the request no longer assigns (the "
              "reassignment's leader-epoch bump before the old replicas leave the ISR); KAFKA-6638's patch, never "
              "merged, filtered them out, as 3.0's broker does"),
+        _bug("KAFKA_13225", "KAFKA-13225", "Controller skips sending UpdateMetadataRequest when no change in "
+             "partition state", "3.1.0", (3, 1), "metadata_live_brokers_current_when_idle", "kafka-13225",
+             "onReplicasBecomeOffline sends its explicit UpdateMetadata only when no partition had an offline "
+             "leader: a broker hosting no replica that fails while another partition is offline (its election "
+             "failing) is never reported to the other brokers, whose metadata caches keep it among the live ones"),
         _bug("DELETION_DURING_REASSIGNMENT", "(LinkedIn hotfix, linkedin/kafka#14)", "fix in parallel topic "
              "deletion and partition reassignment issue", "not fixed upstream", NEVER_FIXED,
              "reassignment_finishes_when_targets_alive", "reassignment-during-deletion",

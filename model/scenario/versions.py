@@ -119,9 +119,6 @@ GATES: dict[str, Gate] = {g.name: g for g in (
          "ReplicaManager.stopReplicas fencing older and equal epochs (2.6.0, inter.broker.protocol.version "
          "2.6-IV0)",
          protocol=True),
-    Gate("KAFKA_13225", (3, 1),
-         "KAFKA-13225, KafkaController.onReplicasBecomeOffline: the explicit UpdateMetadata when no replica went "
-         "offline and no election succeeded, rather than when no partition had an offline leader (3.1.0)"),
     Gate("KAFKA_10149", (3, 4),
          "KAFKA-10149, KafkaController.checkAndTriggerAutoLeaderRebalance runs while reassignments are in progress "
          "(3.4.0)"),

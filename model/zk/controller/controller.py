@@ -155,7 +155,8 @@ def on_broker_failure(step: Step, dead: list[int]) -> None:
 
 def on_replicas_become_offline(step: Step, replicas: list[Replica]) -> None:
     """``onReplicasBecomeOffline`` (2.3; 3.1+ with KAFKA-13225's condition for the explicit UpdateMetadata, whose
-    results of ``triggerOnlinePartitionStateChange`` the model reads as the partitions it left Online)."""
+    results of ``triggerOnlinePartitionStateChange`` the model reads as the partitions it left Online; the switch
+    KAFKA_13225, on before 3.1, keeps 2.3's condition)."""
     for_deletion = [r for r in replicas if step.is_topic_queued_up_for_deletion(r[0])]
     rest = [r for r in replicas if not step.is_topic_queued_up_for_deletion(r[0])]
     without_leader = [tp for tp, lai in step.leadership.items()
@@ -166,9 +167,9 @@ def on_replicas_become_offline(step: Step, replicas: list[Replica]) -> None:
     replica_state_machine.handle_state_changes(step, rest, ReplicaState.OfflineReplica)
     if for_deletion:
         topic_deletion_manager.fail_replica_deletion(step, for_deletion)
-    if step.scenario.since("KAFKA_13225"):
-        # 3.1+ (KAFKA-13225): when no replica went offline and no election succeeded, nothing else told the
-        # brokers of the dead ones.
+    if not step.scenario.bug("KAFKA_13225"):
+        # 3.1+ (KAFKA-13225, commit 3c0b89d9, KafkaController.onReplicasBecomeOffline 3.1.0): when no replica went
+        # offline and no election succeeded, nothing else told the brokers of the dead ones.
         explicit = not rest and not any(step.partition_state.get(tp) is PartitionState.OnlinePartition
                                         for tp in electing)
     else:
