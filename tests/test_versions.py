@@ -1,0 +1,111 @@
+"""Every shipped scenario at Kafka 3.9 with its default protocol (``[kafka] version = "3.9"``, the last release with a
+ZooKeeper controller): the local BFS's pinned result for those whose every reachable change is modelled, and the
+one-sentence refusal, naming the change not modelled, for the others (model/scenario/versions.py). As in
+tests/test_scenarios_pinned.py, the numbers were measured by running the search; a change of the model that moves
+them re-measures them in the same commit and says why."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+from click.testing import CliRunner
+from test_scenarios_pinned import Pinned
+
+from explorer.bfs import run_bfs
+from explorer.results import ExplorationResult, Outcome
+from kmc.cli import main
+from kmc.compose import model_for, resolve_scenario, shipped_scenarios
+from model.scenario import Scenario, ScenarioError, with_version
+from model.scenario.versions import refusal
+
+VERSION = "3.9"
+
+#: The shipped scenarios that explore at 3.9 (none reaches a change the model does not have).
+PINNED_3_9: dict[str, Pinned] = {
+    "controlled-shutdown": Pinned(Outcome.OK, distinct=208, generated=496, depth=11, queue=0,
+        discoveries={"sometimes_controlled_shutdown_succeeds": 2, "sometimes_leader_reelected": 2}),
+    "kafka-13225": Pinned(Outcome.OK, distinct=184, generated=325, depth=9, queue=0, discoveries={}),
+    "kafka-3083": Pinned(Outcome.OK, distinct=574, generated=1248, depth=11, queue=0,
+        discoveries={"sometimes_controller_failover_completes": 2}),
+    "kafka-3096": Pinned(Outcome.OK, distinct=3163, generated=7220, depth=15, queue=0,
+        discoveries={"sometimes_controller_failover_completes": 2}),
+    "kafka-3143": Pinned(Outcome.OK, distinct=318, generated=614, depth=11, queue=0,
+        discoveries={"sometimes_controller_failover_completes": 2}),
+    "kafka-6082": Pinned(Outcome.OK, distinct=56, generated=101, depth=8, queue=0,
+        discoveries={"sometimes_controller_failover_completes": 2, "sometimes_zombie_write_fenced": 3}),
+    "kafka-7235": Pinned(Outcome.OK, distinct=25, generated=36, depth=7, queue=0, discoveries={}),
+    "kafka-7482": Pinned(Outcome.OK, distinct=57, generated=106, depth=9, queue=0,
+        discoveries={"sometimes_controlled_shutdown_succeeds": 2}),
+    "kafka-9866": Pinned(Outcome.OK, distinct=84, generated=161, depth=9, queue=0,
+        discoveries={"sometimes_leader_reelected": 2}),
+    # finding 4 (docs/findings.md) at 3.9 as at 2.3
+    "preferred-election-without-leader": Pinned(Outcome.VIOLATION, distinct=427, generated=596, depth=5, queue=231,
+        discoveries={"sometimes_controller_failover_completes": 2, "elected_controller_completes_failover": 5}),
+}
+
+#: The others, and the change not modelled the loader names in refusing each at 3.9.
+REFUSED_3_9: dict[str, str] = {
+    **dict.fromkeys(("kafka-4214", "kafka-5310", "kafka-6193", "kafka-9212", "kafka-9672", "reassignment",
+                     "reassignment-during-deletion", "reassignment-isr-shrink-race",
+                     "stray-log-adopted-on-recreation"), "KIP-455"),
+    **dict.fromkeys(("default", "election-retry", "isr-changes", "preferred-election"), "KIP-497"),
+    **dict.fromkeys(("add-partitions", "controller-failover", "controller-move", "delete-disabled",
+                     "deletion-3brokers", "kafka-3175", "kafka-6612", "kafka-6650",
+                     "planted-complete-on-first-success", "racks", "stale-deletion-response",
+                     "stray-log-after-deletion", "topic-recreation"), "KIP-516"),
+    **dict.fromkeys(("kafka-5083", "log-dir-failure", "unclean-election"), "KIP-704"),
+}
+
+
+def _at_3_9(name: str) -> Scenario:
+    return with_version(resolve_scenario(name), VERSION)
+
+
+@functools.cache
+def explored(name: str) -> ExplorationResult:
+    return run_bfs(model_for(_at_3_9(name)))
+
+
+def test_every_shipped_scenario_is_pinned_or_refused_at_3_9() -> None:
+    """Each shipped scenario is either pinned at 3.9 or refused there, not both."""
+    assert not set(PINNED_3_9) & set(REFUSED_3_9)
+    assert set(PINNED_3_9) | set(REFUSED_3_9) == set(shipped_scenarios())
+
+
+@pytest.mark.parametrize("name", sorted(PINNED_3_9))
+def test_pinned_exploration_at_3_9(name: str) -> None:
+    """The BFS of the scenario at 3.9 gives the pinned outcome, state counts, depth, queue and discoveries."""
+    result, pinned = explored(name), PINNED_3_9[name]
+    stats = result.stats
+    assert _at_3_9(name).version == (3, 9) and _at_3_9(name).inter_broker_protocol == (3, 9)
+    assert (result.outcome, stats.distinct, stats.generated, stats.depth, stats.queue) == (
+        pinned.outcome, pinned.distinct, pinned.generated, pinned.depth, pinned.queue)
+    assert {d.property: d.trace_length for d in result.discoveries} == pinned.discoveries
+    assert sorted(result.never_found) == sorted(pinned.never_found)
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED_3_9))
+def test_refused_at_3_9_in_one_sentence(name: str) -> None:
+    """The loader refuses the scenario at 3.9 with the one sentence of versions.refusal, naming the change the
+    scenario reaches and the model does not have, and the setting that runs it."""
+    with pytest.raises(ScenarioError) as refused:
+        _at_3_9(name)
+    message = str(refused.value)
+    assert f"reaches {REFUSED_3_9[name]} " in message and "\n" not in message and message.endswith(".")
+    scenario_2_3 = resolve_scenario(name)
+    assert refusal(scenario_2_3) is None  # the refusal is the version's, not the scenario's
+
+
+def test_kmc_prints_the_refusal_and_exits_2(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """kmc explore on a scenario file at 3.9 that reaches a change not modelled prints the loader's sentence as
+    its one line on stderr and exits 2."""
+    source = resolve_scenario("reassignment").source
+    path = tmp_path / "reassignment-3.9.toml"
+    path.write_text(source.replace("[kafka]", '[kafka]\nversion = "3.9"', 1) if "[kafka]" in source
+                    else f'{source}\n[kafka]\nversion = "3.9"\n')
+    with pytest.raises(ScenarioError) as refused:
+        with_version(resolve_scenario("reassignment"), VERSION)
+    result = CliRunner().invoke(main, ["explore", str(path), "--engine", "local", "--out", str(tmp_path / "runs")])
+    assert result.exit_code == 2
+    assert str(refused.value) in result.stderr and result.stderr.count("\n") == 1
