@@ -214,7 +214,7 @@ def _transitions_follow_table(scenario: Scenario) -> Check:
     """A new controller's ``initializeReplicaState`` puts every replica's state without a transition (recorded
     as ``initial_replica_states``): the walk starts from those. A former controller's step is checked against
     its own context, up to its resignation."""
-    table = replica_table(scenario.version)
+    table = replica_table(scenario.since("KAFKA_8237"))
     absent = ReplicaState.NonExistentReplica
 
     def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:

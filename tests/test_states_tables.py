@@ -99,11 +99,13 @@ def test_the_two_replica_tables_differ_only_by_kafka_8237() -> None:
 
 @pytest.mark.parametrize(
     ("version", "expected"),
-    [((1, 1), "pre"), ((2, 0), "pre"), ((2, 2), "pre"), ((2, 3), "2.3")],
+    [("1.1", "pre"), ("2.0", "pre"), ("2.2", "pre"), ("2.3", "2.3"), ("3.9", "2.3")],
 )
-def test_replica_table_is_chosen_by_version(version: tuple[int, int], expected: str) -> None:
+def test_replica_table_is_chosen_by_version(version: str, expected: str) -> None:
     """Kafka 2.3 and later enforce the KAFKA-8237 table, earlier versions the old one."""
-    table = replica_table(version)
+    scenario = load_scenario(f'[cluster]\nbrokers = [0]\n[[topics]]\nname = "t"\nreplicas = [[0]]\n'
+                             f'[kafka]\nversion = "{version}"\n')
+    table = replica_table(scenario.since("KAFKA_8237"))
     assert table is (REPLICA_TABLE_2_3 if expected == "2.3" else REPLICA_TABLE_PRE_2_3)
 
 

@@ -56,8 +56,6 @@ from model.zk.state.values import (
 
 ADMIN, CONTROLLER, ZOOKEEPER = "admin", "controller", "ZooKeeper"
 
-#: The version that gave brokers an epoch the controller sends and checks (KIP-380, Kafka 2.2).
-BROKER_EPOCHS_SINCE = (2, 2)
 FORMER = "former controller"
 
 _PARTITION_COLUMNS = (
@@ -107,7 +105,7 @@ def state_view(scenario: Scenario, state: ClusterState, prev: ClusterState | Non
 
 def has_broker_epochs(scenario: Scenario) -> bool:
     """Whether the scenario's Kafka has broker epochs (KIP-380, 2.2+): before, no trace shows one."""
-    return scenario.version >= BROKER_EPOCHS_SINCE
+    return scenario.since("BROKER_EPOCHS")
 
 
 # ---- tables ----------------------------------------------------------------------------------

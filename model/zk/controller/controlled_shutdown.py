@@ -69,7 +69,7 @@ def _answer(step: Step, broker: int, event: ControllerEvent, remaining: tuple[To
 
 def do_controlled_shutdown(step: Step, broker: int, request_epoch: int) -> tuple[TopicPartition, ...]:
     """``doControlledShutdown``: the replicated partitions the broker still leads afterwards."""
-    if step.scenario.version >= (2, 2) and not step.scenario.bug("KAFKA_7235"):
+    if step.scenario.since("BROKER_EPOCHS") and not step.scenario.bug("KAFKA_7235"):
         cached = step.live_brokers.get(broker)
         if cached is not None and request_epoch < cached:
             raise ControllerError(f"StaleBrokerEpochException: Received controlled shutdown request from an old "
@@ -79,7 +79,7 @@ def do_controlled_shutdown(step: Step, broker: int, request_epoch: int) -> tuple
     if broker not in step.live_or_shutting_down():
         raise ControllerError(f"BrokerNotAvailableException: Broker id {broker} does not exist.")
     step.shutting_down_brokers.add(broker)
-    skip_deleting = step.scenario.version >= (2, 1)
+    skip_deleting = step.scenario.since("CONTROLLED_SHUTDOWN_SKIPS_DELETING")
     to_act_on = [tp for tp, reps in sorted(step.assignment.items())
                  if broker in reps and len(reps) > 1 and tp in step.leadership
                  and not (skip_deleting and step.is_topic_queued_up_for_deletion(tp[0]))]

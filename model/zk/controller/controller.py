@@ -130,7 +130,7 @@ def on_broker_startup(step: Step, new: list[int]) -> None:
     partitions are elected, and deletions waiting for these brokers resume. The brokers' offline log
     directories are forgotten (``replicasOnOfflineDirs.remove``)."""
     step.replicas_on_offline_dirs = {(b, tp) for b, tp in step.replicas_on_offline_dirs if b not in new}
-    if step.scenario.version >= (2, 2):
+    if step.scenario.since("KAFKA_7537"):
         existing = sorted(step.live_or_shutting_down() - set(new))
         step.send_update_metadata_request(existing, [])
         step.send_update_metadata_request(new, sorted(step.leadership))

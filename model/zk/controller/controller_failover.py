@@ -193,7 +193,7 @@ def on_controller_failover(step: Step) -> None:
     to_delete, ineligible = fetch_topic_deletions_in_progress(step)
     topic_deletion_manager.init(step, to_delete, ineligible)
     step.send_update_metadata_request(sorted(step.live_or_shutting_down()),
-                                      [] if step.scenario.version >= (2, 2) else None)
+                                      [] if step.scenario.since("KAFKA_7537") else None)
     replica_state_machine_startup(step)
     partition_state_machine_startup(step)
     if step.scenario.since("KIP_455"):

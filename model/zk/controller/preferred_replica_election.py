@@ -66,7 +66,7 @@ def process_preferred_replica_leader_election(step: Step) -> None:
                                  "topics are being deleted")
         else:
             live_partitions.append(tp)
-    if step.scenario.version >= (2, 2):
+    if step.scenario.since("PREFERRED_ELECTION_SKIPS_LED"):
         electable = [tp for tp in live_partitions
                      if step.partition_leadership_info(tp).leader != step.assignment[tp][0]]
     else:  # no leader read first: a partition without leadership is elected, and the finally's read throws

@@ -105,7 +105,7 @@ def _do_handle_state_changes(step: Step, broker: int, replicas: Sequence[Replica
                 step.messages.append(f"replica {_name(r)} has no leadership info and stays "
                                      f"{step.replica_state[r].name} (KAFKA-6650)")
                 continue
-            if step.scenario.version >= (2, 3):
+            if step.scenario.since("KAFKA_8237"):
                 step.add_update_metadata_request(step.live_or_shutting_down(), [(r[0], r[1])])
             set_replica_state(step, r, R.OfflineReplica)
     elif target is R.ReplicaDeletionStarted:

@@ -155,7 +155,7 @@ def retry_deletion_for_ineligible_replicas(step: Step, *topics: str) -> None:
 
 
 def on_topic_deletion(step: Step, topics: list[str]) -> None:
-    if step.scenario.version >= (2, 1):
+    if step.scenario.since("TOPICS_WITH_DELETION_STARTED"):
         unseen = [t for t in topics if t not in step.topics_with_deletion_started]
         if unseen:
             partitions = [tp for t in unseen for tp in step.partitions_for_topic(t)]
@@ -226,7 +226,7 @@ def complete_delete_topic(step: Step, topic: str) -> None:
     succeeded = step.replicas_in_state(topic, R.ReplicaDeletionSuccessful)
     replica_state_machine.handle_state_changes(step, succeeded, R.NonExistentReplica)
     partitions = step.partitions_for_topic(topic)
-    if step.scenario.version < (2, 1):
+    if not step.scenario.since("TOPICS_WITH_DELETION_STARTED"):
         partition_state_machine.handle_state_changes(step, partitions, PartitionState.OfflinePartition)
         partition_state_machine.handle_state_changes(step, partitions, PartitionState.NonExistentPartition)
     step.topics_to_be_deleted.discard(topic)

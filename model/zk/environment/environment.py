@@ -184,7 +184,7 @@ def _deletion_callback(step: Step, broker: int, request: Request, partitions: tu
     """
     if request.controller_epoch != step.epoch:
         return
-    if step.scenario.version >= (2, 3):
+    if step.scenario.since("KAFKA_8237"):
         partitions = tuple(tp for tp in partitions if tp[0] in step.topics_with_deletion_started)
     elif not request.deletion_callback:
         return  # 2.0 – 2.2: a reassignment's StopReplica(delete=true) has a callback that does nothing
@@ -456,7 +456,7 @@ def admin_alter_unclean_leader_election(step: Step) -> None:
     ``DynamicBrokerConfig`` call ``enableDefaultUncleanLeaderElection``, whose UncleanLeaderElectionEnable event
     the active controller processes (2.0+); disabling it only takes effect at the next election."""
     step.zk_unclean_leader_election_enable = not step.zk_unclean_leader_election_enable
-    if step.zk_unclean_leader_election_enable and step.scenario.version >= (2, 0):
+    if step.zk_unclean_leader_election_enable and step.scenario.since("UNCLEAN_LEADER_ELECTION_ENABLE_EVENT"):
         step.events.append(ControllerEvent(EventKind.UncleanLeaderElectionEnable))
     step.budget = attrs.evolve(step.budget, unclean_config_changes=step.budget.unclean_config_changes + 1)
 
@@ -472,7 +472,7 @@ def admin_alter_topic_unclean_leader_election(step: Step, topic: str) -> None:
     Deviation: the change notification reaches the controller's broker at once (Kafka's config change listener
     processes it asynchronously, as the controller reads the config itself when it needs it)."""
     step.zk_topic_unclean_leader_election_enable.add(topic)
-    if step.scenario.version >= (2, 1):
+    if step.scenario.since("TOPIC_UNCLEAN_LEADER_ELECTION_ENABLE_EVENT"):
         step.watch_events.append(ControllerEvent(EventKind.TopicUncleanLeaderElectionEnable, topic=topic))
     step.budget = attrs.evolve(step.budget, unclean_config_changes=step.budget.unclean_config_changes + 1)
 

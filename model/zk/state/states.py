@@ -67,6 +67,6 @@ PARTITION_TABLE: Mapping[PartitionState, frozenset[PartitionState]] = {
 }
 
 
-def replica_table(version: tuple[int, int]) -> Mapping[ReplicaState, frozenset[ReplicaState]]:
-    """The replica table Kafka ``version`` (major, minor) enforces."""
-    return REPLICA_TABLE_2_3 if version >= (2, 3) else REPLICA_TABLE_PRE_2_3
+def replica_table(kafka_8237: bool) -> Mapping[ReplicaState, frozenset[ReplicaState]]:
+    """The replica table Kafka enforces: 2.3's (KAFKA-8237, the gate of that name) or the earlier one."""
+    return REPLICA_TABLE_2_3 if kafka_8237 else REPLICA_TABLE_PRE_2_3

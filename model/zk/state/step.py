@@ -101,7 +101,7 @@ class Step:
 
     def __init__(self, scenario: Scenario, s: ClusterState, *, acting_zombie: bool = False):
         self.scenario = scenario
-        self.replica_table = replica_table(scenario.version)
+        self.replica_table = replica_table(scenario.since("KAFKA_8237"))
         self.acting_zombie = acting_zombie
         self.resigned = False  # the acting zombie resigned in this step
         self.source = s  # the state thawed: freeze() keeps the parts of it the step did not change
@@ -432,7 +432,7 @@ class Step:
         ``ControllerChannelManager.sendRequest`` drops them with a warning.
         """
         no_epochs = self.scenario.bug("KAFKA_7235")
-        batched_deletes = self.scenario.version >= (2, 3)
+        batched_deletes = self.scenario.since("KAFKA_8294")
         metadata = tuple(self._update_metadata_states[tp] for tp in sorted(self._update_metadata_states))
         live = tuple(sorted(self.live_or_shutting_down()))
         recipients = (set(self._leader_and_isr) | set(self._stop_replica) | set(self._stop_replica_delete)
