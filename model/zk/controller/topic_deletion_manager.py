@@ -102,20 +102,27 @@ def resume_deletions(step: Step) -> None:
     for topic in sorted(step.topics_to_be_deleted):
         if topic not in step.topics_to_be_deleted:
             continue  # completed earlier in this pass by a nested call
-        replicas = step.replicas_for_topic(topic)
-        succeeded = step.replicas_in_state(topic, R.ReplicaDeletionSuccessful)
-        if step.scenario.bug("PLANTED_COMPLETE_DELETION_ON_FIRST_SUCCESS"):
-            done = bool(succeeded)
-        else:
-            done = len(succeeded) == len(replicas)
-        if done:
+        if _all_replicas_deleted(step, topic):
             complete_delete_topic(step, topic)
             continue
-        if (not step.replicas_in_state(topic, R.ReplicaDeletionStarted)
-                and step.replicas_in_state(topic, R.ReplicaDeletionIneligible)):
+        if _to_retry(step, topic):
             retry_deletion_for_ineligible_replicas(step, topic)
         if is_topic_eligible_for_deletion(step, topic):
             on_topic_deletion(step, [topic])
+
+
+def _all_replicas_deleted(step: Step, topic: str) -> bool:
+    """``areAllReplicasInState(topic, ReplicaDeletionSuccessful)`` (with the planted bug: any one replica)."""
+    succeeded = step.replicas_in_state(topic, R.ReplicaDeletionSuccessful)
+    if step.scenario.bug("PLANTED_COMPLETE_DELETION_ON_FIRST_SUCCESS"):
+        return bool(succeeded)
+    return len(succeeded) == len(step.replicas_for_topic(topic))
+
+
+def _to_retry(step: Step, topic: str) -> bool:
+    """No replica in ReplicaDeletionStarted and one in ReplicaDeletionIneligible: the deletion is retried."""
+    return (not step.replicas_in_state(topic, R.ReplicaDeletionStarted)
+            and bool(step.replicas_in_state(topic, R.ReplicaDeletionIneligible)))
 
 
 def _resume_deletions_batched(step: Step) -> None:
@@ -127,16 +134,9 @@ def _resume_deletions_batched(step: Step) -> None:
     retry: list[str] = []
     eligible: list[str] = []
     for topic in sorted(step.topics_to_be_deleted):
-        replicas = step.replicas_for_topic(topic)
-        succeeded = step.replicas_in_state(topic, R.ReplicaDeletionSuccessful)
-        if step.scenario.bug("PLANTED_COMPLETE_DELETION_ON_FIRST_SUCCESS"):
-            done = bool(succeeded)
-        else:
-            done = len(succeeded) == len(replicas)
-        if done:
+        if _all_replicas_deleted(step, topic):
             complete_delete_topic(step, topic)
-        elif (not step.replicas_in_state(topic, R.ReplicaDeletionStarted)
-              and step.replicas_in_state(topic, R.ReplicaDeletionIneligible)):
+        elif _to_retry(step, topic):
             retry.append(topic)
         if is_topic_eligible_for_deletion(step, topic):
             eligible.append(topic)
