@@ -3,7 +3,9 @@
 Computed by running the searches, not written by hand: every ``[kafka] version`` the model takes falls in a
 class of versions the model cannot tell apart (the same gates in force and the same bug switches on by default,
 :func:`version_classes`), and the local BFS runs each row's scenario once per class, at the class's first
-version, with that version's defaults. A row reproduces at a class when the search violates the row's property.
+version, with that version's defaults, checking the row's property alone (the search stops at its first
+violation, which another property's must not pre-empt). A row reproduces at a class when the search violates
+the row's property.
 A class whose version the loader refuses for the scenario (a change it reaches is not modelled yet,
 ``docs/versions.md``) is shown as such, never as "holds".
 """
@@ -25,6 +27,7 @@ from model.scenario import (
     ScenarioError,
     parse_version,
     with_bug,
+    with_properties,
     with_version,
 )
 
@@ -76,6 +79,8 @@ def cell(row: Row, version: str) -> str:
         scenario: Scenario = with_version(resolve_scenario(row.scenario), version)
         if row.switch:
             scenario = with_bug(scenario, row.switch, BUGS[row.switch].default_for(parse_version(version)))
+        # the row's property alone: the search stops at its first violation, which must not be another property's
+        scenario = with_properties(scenario, [row.breaks])
     except ScenarioError as e:
         gate = next((g for g in GATES if g.replace("_", "-", 1) in str(e)), "?")
         return f"not modelled ({gate.replace('_', '-', 1)})"

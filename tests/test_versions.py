@@ -16,6 +16,7 @@ from explorer.bfs import run_bfs
 from explorer.results import ExplorationResult, Outcome
 from kmc.cli import main
 from kmc.compose import model_for, resolve_scenario, shipped_scenarios
+from kmc.version_matrix import FINDINGS, cell, switch_rows
 from model.scenario import Scenario, ScenarioError, with_version
 from model.scenario.versions import refusal
 
@@ -109,3 +110,13 @@ def test_kmc_prints_the_refusal_and_exits_2(tmp_path) -> None:  # type: ignore[n
     result = CliRunner().invoke(main, ["explore", str(path), "--engine", "local", "--out", str(tmp_path / "runs")])
     assert result.exit_code == 2
     assert str(refused.value) in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_version_matrix_cells_check_the_rows_property_alone() -> None:
+    """kmc bugs --versions: finding 3's scenario first violates another property (isr_subset_of_assignment); its
+    cell at 2.3 still says it reproduces, at 2.4 that KIP-455 is not modelled; KAFKA-13225's switch reproduces at
+    3.0 (on by default) and not at 3.1 (fixed)."""
+    finding_3 = next(row for row in FINDINGS if row.scenario == "reassignment-isr-shrink-race")
+    assert [cell(finding_3, v) for v in ("2.3", "2.4")] == ["yes", "not modelled (KIP-455)"]
+    kafka_13225 = next(row for row in switch_rows() if row.switch == "KAFKA_13225")
+    assert [cell(kafka_13225, v) for v in ("3.0", "3.1")] == ["yes", "no"]
