@@ -280,9 +280,11 @@ def test_a_bound_beyond_the_encoding_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("limit", [["--max-states", "2000"], ["--time-limit", "1"]], ids=["max-states", "time-limit"])
 def test_a_huge_but_representable_bound_is_stopped_by_the_search_limits(limit: list[str], tmp_path: Path) -> None:
-    """broker_failures = 1000000 runs until --max-states or --time-limit stops it, exit 3."""
-    result = explore_local(scenario(tmp_path, failures=1_000_000, brokers="0, 1, 2"), "--out", str(tmp_path / "o"),
-                           *limit)
+    """broker_failures = 1000000 runs until --max-states or --time-limit stops it, exit 3 (KAFKA-13225 off: a broker
+    hosting no replica of the offline t-0 fails, and 2.3 leaves it in the other brokers' metadata caches)."""
+    text = SMALL.format(name="small", brokers="0, 1, 2", partitions=1, failures=1_000_000) + \
+        "[bugs]\nKAFKA_13225 = false\n"
+    result = explore_local(scenario(tmp_path, text), "--out", str(tmp_path / "o"), *limit)
     assert result.exit_code == 3, result.stderr
     assert "Resume with: kmc explore --resume" in result.stdout.strip().splitlines()[-1]
 
