@@ -218,7 +218,8 @@ def test_resumed_reassignment_recreates_the_log_of_a_topic_being_deleted() -> No
     [violation] = result.violations
     assert violation.trace_length == 19
     [remaining] = violation.evidence["replicas_whose_log_remains"]
-    # the LeaderAndIsr of the resumed reassignment re-created broker 0's log after its StopReplica(delete=true);
-    # the success response of that StopReplica then completes the deletion
-    assert remaining == {"replica": "t-0@0", "broker_alive": True,
+    # broker 1 deleted its log (StopReplica(delete=true)) and bounced; its stale success marked t-0@1 deleted, and
+    # the LeaderAndIsr of the reassignment its restart resumed re-created the log; broker 0's success then
+    # completes the deletion (BFS's tie-break among the 19-step traces follows the encoding)
+    assert remaining == {"replica": "t-0@1", "broker_alive": True,
                          "replica_state_before": "ReplicaDeletionSuccessful"}
