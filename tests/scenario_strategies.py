@@ -121,12 +121,11 @@ def _reassignment(draw: st.DrawFn, topic: dict[str, object], brokers: list[int])
     return {"topic": topic["name"], "partitions": targets}
 
 
-def _versions_running(reassignments: list[dict[str, object]]) -> list[str]:
+def _versions_running() -> list[str]:
     """The versions a drawn scenario runs at with its default protocol: every bound is above 0 and a topic is
-    deleted, so ISR changes and deletion reach KIP-497 (2.7) and KIP-516 (2.8), and reassignments KIP-455
-    (2.4), none of them modelled yet (model/scenario/versions.py refuses the scenario there)."""
-    last = (2, 3) if reassignments else (2, 6)
-    return [v for v in SUPPORTED_VERSIONS if parse_version(v) <= last]
+    deleted, so ISR changes and deletion reach KIP-497 (2.7) and KIP-516 (2.8), not modelled yet
+    (model/scenario/versions.py refuses the scenario there); reassignments run from 2.4 with KIP-455 too."""
+    return [v for v in SUPPORTED_VERSIONS if parse_version(v) <= (2, 6)]
 
 
 @st.composite
@@ -166,7 +165,7 @@ def scenario_texts(draw: st.DrawFn) -> str:
         lines += ["", "[[topics]]", *(f"{key} = {_toml(value)}" for key, value in topic.items())]
     for reassignment in reassignments:
         lines += ["", "[[reassignments]]", *(f"{key} = {_toml(value)}" for key, value in reassignment.items())]
-    lines += ["", "[kafka]", f"version = \"{draw(st.sampled_from(_versions_running(reassignments)))}\"",
+    lines += ["", "[kafka]", f"version = \"{draw(st.sampled_from(_versions_running()))}\"",
               f"delete_topic_enable = {_toml(draw(st.booleans()))}",
               f"unclean_leader_election_enable = {_toml(draw(st.booleans()))}"]
     lines += ["", "[bounds]"]
