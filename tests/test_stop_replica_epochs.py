@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import attrs
 import pytest
-from kafka_steps import initial, model_of, process, settle, take
+from kafka_steps import initial, model_of, process, replica_state, settle, take
 
 from model.zk.environment import environment
+from model.zk.state.states import ReplicaState
 from model.zk.state.values import (
     EPOCH_DURING_DELETE,
     NO_EPOCH,
@@ -166,3 +167,38 @@ def test_deletion_of_two_topics_is_batched_from_kafka_2_5(version: str, requests
         assert all(topics == {"t", "u"} for topics in named) is (requests_per_broker == 2)
     done = settle(model, s)
     assert done.zk.topics == () and not any(b.logs for b in done.brokers)
+
+
+#: t-0 on [0, 1], moved to [1, 2] through AlterPartitionReassignments and cancelled (KIP-455, 2.4).
+CANCELLATION = """
+[cluster]
+brokers = [0, 1, 2]
+[[topics]]
+name = "t"
+replicas = [[0, 1]]
+[[reassignments]]
+topic = "t"
+partitions = {{ 0 = [1, 2] }}
+through_api = true
+cancelled_through_api = true
+[kafka]
+version = "{version}"
+"""
+
+
+@pytest.mark.parametrize(("version", "kept"), [("2.5", False), ("2.6", True), ("3.4", True), ("3.5", False),
+                                               ("3.9", False)])
+def test_cancelled_adding_replica_is_kept_at_2_6_to_3_4(version: str, kept: bool) -> None:
+    """KAFKA-13972's trigger: A1 bumps t-0's leader epoch to 1 and sends it to the adding replica 2; the
+    cancellation's U3 (updateCurrentReassignment, 2.4.0) stops 2 with StopReplica carrying the cached epoch, 1,
+    unchanged since. With KIP-570 (2.6, default protocol) broker 2 fences the equal epoch (FENCED_LEADER_EPOCH)
+    and keeps the partition and its log until 3.5 (ReplicaManager.stopReplicas >=); before 2.6 the request has no
+    epoch and stops it. The controller forgets the replica either way (U3 moves it to NonExistentReplica)."""
+    model = model_of(CANCELLATION.format(version=version))
+    s = take(model, initial(model), "AdminAlterPartitionReassignments", topic="t", command=0)
+    s = settle(model, process(model, s))
+    hosted = s.broker(2).hosted(("t", 0))
+    assert hosted is not None and hosted.leader_epoch == 1
+    s = settle(model, process(model, take(model, s, "AdminCancelPartitionReassignments", topic="t", command=0)))
+    assert (s.broker(2).hosted(("t", 0)) is not None, ("t", 0) in s.broker(2).logs) == (kept, kept)
+    assert replica_state(s, "t", 0, 2) is ReplicaState.NonExistentReplica
