@@ -184,8 +184,11 @@ def test_spark_ctrl_c_then_resume(spark_local_reference: dict[str, Any], tmp_pat
     assert comparable(json.loads(resumed.stdout)) == spark_local_reference
 
 
+# A shell's background job starts with SIGINT ignored, and kmc (like Python) leaves an ignored signal ignored:
+# the child takes Python's own SIGINT handler first, as a command started from a terminal has.
 _SLOW_IMPORT = """
-import builtins, sys, time
+import builtins, signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
 sys.argv = ["kmc", "properties"]
 real_import = builtins.__import__
 def slow_import(name, *args, **kwargs):
