@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_scenarios_pinned import Pinned
 
 from explorer.bfs import BfsOptions, run_bfs
 from explorer.results import Outcome
@@ -56,23 +57,27 @@ def test_the_images_carried_in_the_state_are_the_replay_of_the_log(name: str) ->
         assert [b.image for b in decoded.brokers] == [b.image for b in state.brokers]
 
 
-#: name -> (outcome, distinct, generated, depth, queue, {property: trace length}), the local BFS's complete search.
-PINNED = {
-    "kraft-session-expiry": (Outcome.OK, 842, 2324, 13, 0, {
+#: name -> what the local BFS's complete search gives (discoveries: property -> trace length).
+PINNED: dict[str, Pinned] = {
+    "kraft-session-expiry": Pinned(Outcome.OK, distinct=842, generated=2324, depth=13,
+        queue=0, discoveries={
         "sometimes_kraft_Fetch": 1, "sometimes_kraft_Produce": 1, "sometimes_kraft_SessionExpiry": 1,
         "sometimes_kraft_ReplayMetadataRecord": 2, "sometimes_kraft_UnfenceBroker": 2,
         "sometimes_kraft_record_acknowledged": 5}),
-    "kraft-last-replica-standing-rf2": (Outcome.VIOLATION, 3149, 5855, 10, 610, {
+    "kraft-last-replica-standing-rf2": Pinned(Outcome.VIOLATION, distinct=3149, generated=5855, depth=10,
+        queue=610, discoveries={
         "sometimes_kraft_Fetch": 1, "sometimes_kraft_Produce": 1, "sometimes_kraft_SessionExpiry": 1,
         "sometimes_kraft_UncleanShutdown": 1, "sometimes_kraft_ReplayMetadataRecord": 2,
         "sometimes_kraft_UnfenceBroker": 2, "sometimes_kraft_BrokerRegistration": 3,
         "sometimes_kraft_record_acknowledged": 3, "kraft_no_acknowledged_record_lost": 9}),
-    "kraft-last-replica-standing-rf2-elr": (Outcome.OK, 4932, 10414, 15, 0, {
+    "kraft-last-replica-standing-rf2-elr": Pinned(Outcome.OK, distinct=4932, generated=10414, depth=15,
+        queue=0, discoveries={
         "sometimes_kraft_Fetch": 1, "sometimes_kraft_Produce": 1, "sometimes_kraft_SessionExpiry": 1,
         "sometimes_kraft_UncleanShutdown": 1, "sometimes_kraft_ReplayMetadataRecord": 2,
         "sometimes_kraft_UnfenceBroker": 2, "sometimes_kraft_BrokerRegistration": 3,
         "sometimes_kraft_record_acknowledged": 3}),
-    "kraft-default": (Outcome.VIOLATION, 19116, 36695, 11, 2050, {
+    "kraft-default": Pinned(Outcome.VIOLATION, distinct=19116, generated=36695, depth=11,
+        queue=2050, discoveries={
         "sometimes_kraft_AlterPartition": 1, "sometimes_kraft_BeginControlledShutdown": 1, "sometimes_kraft_Fetch": 1,
         "sometimes_kraft_Produce": 1, "sometimes_kraft_UncleanShutdown": 1,
         "sometimes_kraft_ControlledShutdownHeartbeat": 2, "sometimes_kraft_SessionExpiry": 2,
@@ -82,13 +87,15 @@ PINNED = {
 
 
 #: The three-broker KIP-966 scenarios (stale_metadata_brokers = []): 8-11 CPU s each.
-PINNED_SLOW = {
-    "kraft-last-replica-standing": (Outcome.VIOLATION, 69870, 113233, 12, 7131, {
+PINNED_SLOW: dict[str, Pinned] = {
+    "kraft-last-replica-standing": Pinned(Outcome.VIOLATION, distinct=69870, generated=113233, depth=12,
+        queue=7131, discoveries={
         "sometimes_kraft_Fetch": 1, "sometimes_kraft_Produce": 1, "sometimes_kraft_SessionExpiry": 1,
         "sometimes_kraft_UncleanShutdown": 1, "sometimes_kraft_UnfenceBroker": 2,
         "sometimes_kraft_BrokerRegistration": 3, "sometimes_kraft_record_acknowledged": 5,
         "kraft_no_acknowledged_record_lost": 11}),
-    "kraft-last-replica-standing-elr": (Outcome.OK, 75382, 123003, 15, 0, {
+    "kraft-last-replica-standing-elr": Pinned(Outcome.OK, distinct=75382, generated=123003, depth=15,
+        queue=0, discoveries={
         "sometimes_kraft_Fetch": 1, "sometimes_kraft_Produce": 1, "sometimes_kraft_SessionExpiry": 1,
         "sometimes_kraft_UncleanShutdown": 1, "sometimes_kraft_UnfenceBroker": 2,
         "sometimes_kraft_BrokerRegistration": 3, "sometimes_kraft_record_acknowledged": 5}),
@@ -109,14 +116,14 @@ TRACES = {
 }
 
 
-def _check_pinned(name: str, pinned: dict[str, Any]) -> None:
-    outcome, distinct, generated, depth, queue, discoveries = pinned[name]
+def _check_pinned(name: str, pinned: dict[str, Pinned]) -> None:
+    want = pinned[name]
     model = _model(name)
     result = run_bfs(model)
     stats = result.stats
     assert (result.outcome, stats.distinct, stats.generated, stats.depth, stats.queue) == (
-        outcome, distinct, generated, depth, queue)
-    assert {d.property: d.trace_length for d in result.discoveries} == discoveries
+        want.outcome, want.distinct, want.generated, want.depth, want.queue)
+    assert {d.property: d.trace_length for d in result.discoveries} == want.discoveries
     if name in TRACES:
         [violation] = result.violations
         assert _steps(model, violation) == TRACES[name]
