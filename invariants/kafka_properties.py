@@ -212,8 +212,9 @@ def _epoch_monotonic(scenario: Scenario) -> Check:
           "recorded changes account for every difference between the two states")
 def _transitions_follow_table(scenario: Scenario) -> Check:
     """A new controller's ``initializeReplicaState`` puts every replica's state without a transition (recorded
-    as ``initial_replica_states``): the walk starts from those. A former controller's step is checked against
-    its own context, up to its resignation."""
+    as ``initial_replica_states``): the walk starts from those, also when a controller whose ``/controller`` was
+    deleted before it processed its ``Reelect`` runs ``onControllerFailover`` as a former controller. A former
+    controller's other steps are checked against its own context, up to its resignation."""
     table = replica_table(scenario.since("KAFKA_8237"))
     absent = ReplicaState.NonExistentReplica
 
@@ -221,7 +222,11 @@ def _transitions_follow_table(scenario: Scenario) -> Check:
         if nxt.log.zombie_step:
             if prev.zombie is None or nxt.zombie is None:
                 return None
-            before, after = dict(prev.zombie.replica_states), dict(nxt.zombie.replica_states)
+            # A controller elected just before /controller was deleted under it runs its onControllerFailover
+            # (its queued Reelect) as a zombie: the walk starts from initializeReplicaState's puts there too.
+            before = dict(nxt.log.initial_replica_states if nxt.log.controller_initialized
+                          else prev.zombie.replica_states)
+            after = dict(nxt.zombie.replica_states)
         elif nxt.log.controller_initialized:
             before, after = dict(nxt.log.initial_replica_states), dict(nxt.controller.replica_states)
         elif nxt.controller.epoch != prev.controller.epoch:

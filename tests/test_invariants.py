@@ -531,3 +531,22 @@ def test_sometimes_topic_recreated_needs_the_admin_recreation() -> None:
     assert check(s, None, created) is None
     recreated = attrs.evolve(created, budget=attrs.evolve(s.budget, topics_recreated=("t",)))
     assert check(s, None, recreated) == {"topic": "t"}
+
+
+def test_replica_table_walk_of_a_failover_run_by_a_former_controller() -> None:
+    """A controller elected by a failover whose ``/controller`` is deleted before it processes its ``Reelect``
+    runs ``onControllerFailover`` as a former controller (2.4: nothing it writes there is fenced); its
+    OnlineReplica -> OnlineReplica transitions start from ``initializeReplicaState``'s puts, not from the
+    context the failover reset (found by the drawn-scenario machine at 2.4, 14 steps)."""
+    scenario = scenario_of(SCENARIO + '[kafka]\nversion = "2.4"\n[bounds]\nbroker_failures = 1\n'
+                           'controller_failovers = 1\ncontroller_moves = 1\n')
+    model = model_for(scenario)
+    check = check_of("replica_transitions_follow_kafka_table", scenario)
+    s = model.init_states()[0]
+    for label in ("BrokerFailure(broker=1)", "ControllerFailover", "BrokerStartup(broker=1)", "ControllerMove",
+                  "ZombieControllerProcessEvent"):
+        [action] = [a for a in model.actions(s) if model.describe_action(a) == label]
+        prev, s = s, model.next_state(s, action)
+        assert s is not None and check(prev, action, s) is None, label
+    assert s.log.zombie_step and s.log.controller_initialized and s.zombie is not None
+    assert s.log.replica_transitions and not prev.zombie.replica_states
