@@ -47,6 +47,7 @@ FINDINGS: tuple[Row, ...] = (
     Row("finding 2b", "stray-log-adopted-on-recreation", "recreated_topic_never_adopts_stray_log"),
     Row("finding 3", "reassignment-isr-shrink-race", "leader_elected_when_isr_member_alive"),
     Row("finding 4", "preferred-election-without-leader", "elected_controller_completes_failover"),
+    Row("finding 5", "offline-election-during-controlled-shutdown", "single_acting_leader_when_idle"),
 )
 
 

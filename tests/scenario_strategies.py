@@ -45,6 +45,9 @@ KNOWN_FINDINGS = {
     "recreated_topic_never_adopts_stray_log": "stray-log-adopted-on-recreation",
     # completeDeleteTopic leaves the topic ineligible: the re-created topic's deletion never starts.
     "queued_deletion_finishes_when_brokers_alive": "topic-recreation",
+    # An offline election moving a partition whose leader is in a failed controlled shutdown (unclean election
+    # enabled) does not send the LeaderAndIsr to that leader, which goes on acting as leader of the old epoch.
+    "single_acting_leader_when_idle": "offline-election-during-controlled-shutdown",
 }
 
 #: KAFKA-9212 (fixed in 2.4.0): the leader epoch a reassignment bumps in ZooKeeper is not put into the

@@ -33,6 +33,7 @@ from model.zk.kafka_model import KafkaControllerModel
 BUG_SCENARIOS = ("kafka-6650", "kafka-7235", "planted-complete-on-first-success", "reassignment-during-deletion",
                  "stale-deletion-response", "stray-log-adopted-on-recreation", "stray-log-after-deletion",
                  "topic-recreation", "reassignment-isr-shrink-race", "preferred-election-without-leader",
+                 "offline-election-during-controlled-shutdown",
                  *BUG_SWITCH_SCENARIOS)
 
 #: Scenarios whose violation takes the explorer more than a few seconds to find (measured on a

@@ -59,8 +59,9 @@ PINNED_3_9: dict[str, Pinned] = {
 
 #: The others, and the change not modelled the loader names in refusing each at 3.9.
 REFUSED_3_9: dict[str, str] = {
-    **dict.fromkeys(("default", "election-retry", "isr-changes", "preferred-election", "reassignment",
-                     "reassignment-api", "reassignment-isr-shrink-race"), "KIP-497"),
+    **dict.fromkeys(("default", "election-retry", "isr-changes", "offline-election-during-controlled-shutdown",
+                     "preferred-election", "reassignment", "reassignment-api", "reassignment-isr-shrink-race"),
+                    "KIP-497"),
     **dict.fromkeys(("add-partitions", "controller-failover", "controller-move", "delete-disabled",
                      "deletion-3brokers", "kafka-3175", "kafka-6612", "kafka-6650",
                      "planted-complete-on-first-success", "racks", "reassignment-during-deletion",
