@@ -66,6 +66,17 @@ def no_fenced_leader(state: KraftState) -> Evidence | None:
     return None
 
 
+def isr_members_eligible(state: KraftState) -> Evidence | None:
+    """KIP-841: an ISR of two or more members names only active brokers (registered, unfenced, not in controlled
+    shutdown). Fencing and controlled shutdown take a broker out of every ISR but a singleton one (with ELR off
+    ``PartitionChangeBuilder`` never writes an empty ISR), and ``ineligibleReplicasForIsr`` keeps it out."""
+    image = state.image
+    for i, p in enumerate(image.partitions):
+        if len(p.isr) > 1 and (inactive := [r for r in p.isr if not image.is_active(r)]):
+            return {"partition": i, "isr": list(p.isr), "ineligible": inactive}
+    return None
+
+
 def no_acknowledged_record_lost(state: KraftState) -> Evidence | None:
     image = state.image
     for i, p in enumerate(image.partitions):
@@ -114,6 +125,9 @@ _register("kraft_elr_disjoint_from_isr", PropertyKind.ALWAYS, "protocol",
           "no replica is in a partition's ISR and its ELR at once (KIP-966)", elr_disjoint_from_isr)
 _register("kraft_no_fenced_leader", PropertyKind.ALWAYS, "protocol",
           "no fenced broker leads a partition in the controller's image", no_fenced_leader)
+_register("kraft_isr_members_eligible", PropertyKind.ALWAYS, "protocol",
+          "an ISR of two or more members names only unfenced brokers not in controlled shutdown (KIP-841)",
+          isr_members_eligible)
 _register("kraft_no_acknowledged_record_lost", PropertyKind.ALWAYS, "protocol",
           "a running, unfenced leader holds every record acknowledged to an acks=all producer",
           no_acknowledged_record_lost)

@@ -25,13 +25,16 @@ DEFAULT_SCENARIO = "default"
 #: kmc's packages, shipped to a Spark cluster as one zip (``--py-files``).
 PACKAGES = ("kmc", "model", "invariants", "explorer", "spark_explore", "reports")
 #: Their data files, shipped beside the modules: pyproject.toml's [tool.setuptools.package-data].
-PACKAGE_DATA = {"model.scenario": ("scenarios/*.toml",), "reports": ("templates/*.j2",), "kmc.ui": ("page.html",)}
+PACKAGE_DATA = {"model.scenario": ("scenarios/*.toml", "scenarios/kraft/*.toml"), "reports": ("templates/*.j2",),
+                "kmc.ui": ("page.html",)}
 
 
 def shipped_scenarios() -> dict[str, Path]:
-    """Scenario name -> path of the TOML files that ship in ``model/scenario/scenarios``."""
+    """Scenario name -> path of the TOML files that ship in ``model/scenario/scenarios`` (the ZooKeeper controller's)
+    and ``model/scenario/scenarios/kraft`` (the KRaft controller's, named ``kraft-*``)."""
     folder = resources.files("model.scenario") / "scenarios"
-    return {Path(str(p)).stem: Path(str(p)) for p in folder.iterdir() if str(p).endswith(".toml")}
+    return {Path(str(p)).stem: Path(str(p)) for sub in (folder, folder / "kraft") for p in sub.iterdir()
+            if str(p).endswith(".toml")}
 
 
 def scenario_file(name_or_path: str | None) -> Path:

@@ -14,7 +14,7 @@ import tomllib
 from collections.abc import Iterable
 from typing import Any
 
-from model.scenario import BUGS, BugSwitch, Scenario
+from model.scenario import BUGS, KRAFT_BUGS, BugSwitch, Scenario
 
 
 def known_bugs(scenario: Scenario, violated: Iterable[str]) -> dict[str, dict[str, Any]]:
@@ -23,7 +23,8 @@ def known_bugs(scenario: Scenario, violated: Iterable[str]) -> dict[str, dict[st
     version = f"{scenario.version[0]}.{scenario.version[1]}"
     notes: dict[str, dict[str, Any]] = {}
     for name in dict.fromkeys(violated):
-        switches = [b for b in BUGS.values() if b.breaks == name and scenario.bug(b.name)]
+        table = BUGS if scenario.kraft is None else KRAFT_BUGS
+        switches = [b for b in table.values() if b.breaks == name and scenario.bug(b.name)]
         if not switches:
             continue
         facts = [_switch_facts(b, explicit, version) for b in switches]

@@ -1,5 +1,7 @@
-"""Complete searches of the KRaft scenarios that finish, pinned; the images the KRaft state carries equal the replay
-of the metadata log on every state of a search; the Spark BFS agrees with the local one on a KRaft scenario."""
+"""Complete searches of the KRaft scenarios that finish, pinned (every shipped KRaft scenario, among them one per KRaft
+bug switch with its switch on); each switch breaks its property with the switch on and nothing with it off; the
+images the KRaft state carries equal the replay of the metadata log on every state of a search; the Spark BFS agrees
+with the local one on a KRaft scenario."""
 
 from __future__ import annotations
 
@@ -11,10 +13,11 @@ from test_scenarios_pinned import Pinned
 
 from explorer.bfs import BfsOptions, run_bfs
 from explorer.results import Outcome
-from kmc.compose import factory_for, model_for
+from invariants.kraft_properties import KRAFT_REGISTRY
+from kmc.compose import factory_for, model_for, resolve_scenario, shipped_scenarios
 from model.kraft.kraft_model import KraftControllerModel
 from model.kraft.records import replay
-from model.scenario import load_scenario_file
+from model.scenario import BUGS, KRAFT_BUGS, ScenarioError, load_scenario, load_scenario_file, with_bug
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "model" / "scenario" / "scenarios" / "kraft"
 
@@ -83,6 +86,25 @@ PINNED: dict[str, Pinned] = {
         "sometimes_kraft_ControlledShutdownHeartbeat": 2, "sometimes_kraft_SessionExpiry": 2,
         "sometimes_kraft_BrokerRegistration": 3, "sometimes_kraft_UnfenceBroker": 4,
         "sometimes_kraft_record_acknowledged": 4, "kraft_no_acknowledged_record_lost": 10}),
+    # one scenario per KRaft bug switch (model/scenario/kraft_bugs.py), its switch on
+    "kraft-kafka-13916": Pinned(Outcome.VIOLATION, distinct=752, generated=1424, depth=5, queue=417, discoveries={
+        "sometimes_kraft_AlterPartition": 1, "sometimes_kraft_BeginControlledShutdown": 1,
+        "sometimes_kraft_Fetch": 1, "sometimes_kraft_Produce": 1, "sometimes_kraft_SessionExpiry": 1,
+        "sometimes_kraft_ControlledShutdownHeartbeat": 2, "sometimes_kraft_ReplayMetadataRecord": 2,
+        "sometimes_kraft_UnfenceBroker": 2, "sometimes_kraft_record_acknowledged": 2,
+        "kraft_isr_members_eligible": 4}),
+    "kraft-kafka-14617": Pinned(Outcome.VIOLATION, distinct=11795, generated=23612, depth=12, queue=1332,
+        discoveries={
+        "sometimes_kraft_AlterPartition": 1, "sometimes_kraft_Fetch": 1, "sometimes_kraft_Produce": 1,
+        "sometimes_kraft_SessionExpiry": 1, "sometimes_kraft_UncleanShutdown": 1,
+        "sometimes_kraft_ReplayMetadataRecord": 2, "sometimes_kraft_UnfenceBroker": 2,
+        "sometimes_kraft_BrokerRegistration": 3, "sometimes_kraft_record_acknowledged": 3,
+        "kraft_no_acknowledged_record_lost": 11}),
+    "kraft-kafka-15586": Pinned(Outcome.VIOLATION, distinct=3433, generated=6331, depth=10, queue=699, discoveries={
+        "sometimes_kraft_Fetch": 1, "sometimes_kraft_Produce": 1, "sometimes_kraft_SessionExpiry": 1,
+        "sometimes_kraft_UncleanShutdown": 1, "sometimes_kraft_ReplayMetadataRecord": 2,
+        "sometimes_kraft_UnfenceBroker": 2, "sometimes_kraft_BrokerRegistration": 3,
+        "sometimes_kraft_record_acknowledged": 3, "kraft_no_acknowledged_record_lost": 9}),
 }
 
 
@@ -101,6 +123,25 @@ PINNED_SLOW: dict[str, Pinned] = {
         "sometimes_kraft_BrokerRegistration": 3, "sometimes_kraft_record_acknowledged": 5}),
 }
 
+#: Every shipped KRaft scenario's pinned search (test_scenarios_pinned and test_versions read it).
+KRAFT_PINNED: dict[str, Pinned] = {**PINNED, **PINNED_SLOW}
+
+#: Each KRaft switch's scenario with the switch off: complete and clean (the switch's violation is its alone).
+PINNED_SWITCH_OFF: dict[str, Pinned] = {
+    "KAFKA_13916": Pinned(Outcome.OK, distinct=3552, generated=7610, depth=16, queue=0, discoveries={
+        "sometimes_kraft_AlterPartition": 1, "sometimes_kraft_BeginControlledShutdown": 1,
+        "sometimes_kraft_Fetch": 1, "sometimes_kraft_Produce": 1, "sometimes_kraft_SessionExpiry": 1,
+        "sometimes_kraft_ControlledShutdownHeartbeat": 2, "sometimes_kraft_ReplayMetadataRecord": 2,
+        "sometimes_kraft_UnfenceBroker": 2, "sometimes_kraft_record_acknowledged": 2}),
+    "KAFKA_14617": Pinned(Outcome.OK, distinct=13274, generated=27974, depth=18, queue=0, discoveries={
+        "sometimes_kraft_AlterPartition": 1, "sometimes_kraft_Fetch": 1, "sometimes_kraft_Produce": 1,
+        "sometimes_kraft_SessionExpiry": 1, "sometimes_kraft_UncleanShutdown": 1,
+        "sometimes_kraft_ReplayMetadataRecord": 2, "sometimes_kraft_UnfenceBroker": 2,
+        "sometimes_kraft_BrokerRegistration": 3, "sometimes_kraft_record_acknowledged": 3}),
+    # kraft-last-replica-standing-rf2-elr's search: the same cluster and bounds
+    "KAFKA_15586": PINNED["kraft-last-replica-standing-rf2-elr"],
+}
+
 #: The shortest violations (BFS's tie-break among equal-length traces).
 TRACES = {
     "kraft-default": [
@@ -113,6 +154,21 @@ TRACES = {
         "UncleanShutdown(broker=2)", "Fetch(broker=1, orders-0)", "Fetch(broker=1, orders-0)",
         "SessionExpiry(broker=1)", "SessionExpiry(broker=0)", "SessionExpiry(broker=2)",
         "BrokerRegistration(broker=2)", "UnfenceBroker(broker=2)"],
+    # the follower, fenced, still fetches; its fetch state takes it back into the ISR
+    "kraft-kafka-13916": [
+        "SessionExpiry(broker=1)", "Fetch(broker=1, orders-0)", "ReplayMetadataRecord(broker=0)",
+        "AlterPartition(broker=0, orders-0, newIsr=[0, 1])"],
+    # the fetch state of broker 1's first incarnation takes its second, with an empty log, into the ISR
+    "kraft-kafka-14617": [
+        "Produce(broker=0, orders-0)", "Fetch(broker=1, orders-0)", "Fetch(broker=1, orders-0)",
+        "UncleanShutdown(broker=1)", "SessionExpiry(broker=1)", "BrokerRegistration(broker=1)",
+        "ReplayMetadataRecord(broker=1)", "UnfenceBroker(broker=1)", "ReplayMetadataRecord(broker=0)",
+        "AlterPartition(broker=0, orders-0, newIsr=[0, 1])", "SessionExpiry(broker=0)"],
+    # broker 0 joins the ELR, broker 1 (leader, the ISR's last member) loses its log and is elected from the ELR
+    "kraft-kafka-15586": [
+        "Produce(broker=0, orders-0)", "Fetch(broker=1, orders-0)", "SessionExpiry(broker=0)",
+        "Fetch(broker=1, orders-0)", "UncleanShutdown(broker=1)", "SessionExpiry(broker=1)",
+        "BrokerRegistration(broker=1)", "ReplayMetadataRecord(broker=1)", "UnfenceBroker(broker=1)"],
 }
 
 
@@ -139,6 +195,50 @@ def test_pinned_complete_search(name: str) -> None:
 def test_pinned_three_broker_kip_966_search(name: str) -> None:
     """KIP-966's verdicts on three brokers: ELR off loses an acknowledged record, ELR on does not."""
     _check_pinned(name, PINNED_SLOW)
+
+
+def test_every_shipped_kraft_scenario_is_pinned_and_runs_by_name() -> None:
+    """The pinned tables cover exactly the KRaft scenarios that ship (model/scenario/scenarios/kraft), each resolved
+    by its name as `kmc explore NAME` resolves it."""
+    kraft = {name for name in shipped_scenarios() if resolve_scenario(name).kraft is not None}
+    assert kraft == set(KRAFT_PINNED) == {p.stem for p in SCENARIOS.glob("*.toml")}
+
+
+def test_every_kraft_switch_names_its_property_and_a_shipped_scenario_that_has_it_on() -> None:
+    """Each KRaft switch is named after its JIRA, off by default at 3.9 (every fix in the table is older), breaks a
+    KRaft property, and names a shipped KRaft scenario that turns it on and is pinned as violating that property."""
+    for bug in KRAFT_BUGS.values():
+        assert bug.name == bug.jira.replace("-", "_") and bug.name not in BUGS
+        assert bug.fixed_in is not None and not bug.default_for((3, 9))
+        assert bug.breaks in KRAFT_REGISTRY, bug.name
+        scenario = resolve_scenario(bug.scenario)
+        assert scenario.kraft is not None and scenario.kraft.bug(bug.name) and bug.name in scenario.bugs
+        assert PINNED[bug.scenario].outcome is Outcome.VIOLATION and bug.breaks in PINNED[bug.scenario].discoveries
+    assert set(PINNED_SWITCH_OFF) == set(KRAFT_BUGS)
+
+
+@pytest.mark.parametrize("name", sorted(PINNED_SWITCH_OFF))
+def test_kraft_switch_off_search_is_complete_and_clean(name: str) -> None:
+    """With its switch off (3.9's code), the switch's scenario is searched completely and violates nothing."""
+    want = PINNED_SWITCH_OFF[name]
+    result = run_bfs(model_for(with_bug(resolve_scenario(KRAFT_BUGS[name].scenario), name, False)))
+    stats = result.stats
+    assert (result.outcome, stats.distinct, stats.generated, stats.depth, stats.queue) == (
+        want.outcome, want.distinct, want.generated, want.depth, want.queue)
+    assert {d.property: d.trace_length for d in result.discoveries} == want.discoveries
+
+
+def test_a_kraft_scenario_refuses_a_zookeeper_switch_and_the_other_way_round() -> None:
+    """[bugs] of a KRaft scenario takes the KRaft table's switches only, and a ZooKeeper scenario the ZooKeeper
+    table's, each refusal one sentence naming the switch."""
+    kraft = (SCENARIOS / "kraft-session-expiry.toml").read_text(encoding="utf-8")
+    with pytest.raises(ScenarioError, match="KAFKA_7235 is a ZooKeeper controller switch"):
+        load_scenario(kraft + "\n[bugs]\nKAFKA_7235 = true\n")
+    with pytest.raises(ScenarioError, match="must be true or false"):
+        load_scenario(kraft + "\n[bugs]\nKAFKA_14617 = 1\n")
+    zk = '[cluster]\nbrokers = [0, 1]\n[[topics]]\nname = "t"\nreplicas = [[0, 1]]\n'
+    with pytest.raises(ScenarioError, match="KAFKA_14617 is a KRaft controller switch"):
+        load_scenario(zk + "[bugs]\nKAFKA_14617 = true\n")
 
 
 @pytest.mark.parametrize("name", ["kraft-session-expiry", "kraft-last-replica-standing-rf2",

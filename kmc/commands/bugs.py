@@ -1,6 +1,6 @@
 """``kmc bugs``: Kafka's controller bug history as the model's ``[bugs]`` switches.
 
-Lists each switch (:data:`model.scenario.BUGS`): its id and JIRA, title, the modelled Kafka versions that had
+Lists each switch (:data:`model.scenario.BUGS`, then the KRaft controller's :data:`model.scenario.KRAFT_BUGS`): its id and JIRA, title, the modelled Kafka versions that had
 it (the switch's default), the property it breaks and the shipped scenario that reproduces it; then the bugs of
 the spec's list the model cannot express, with the reason. Without ``--verify`` nothing is explored and the
 "reproduced" column says so. ``--verify`` (optionally ``--only NAME``, repeatable) runs the local BFS on each
@@ -22,8 +22,10 @@ from kmc.common import fail
 from kmc.compose import model_for, resolve_scenario
 from model.scenario import (
     BUGS,
+    KRAFT_BUGS,
     NEVER_FIXED,
     NOT_MODELLED_BUGS,
+    NOT_MODELLED_KRAFT_BUGS,
     SUPPORTED_VERSIONS,
     BugSwitch,
     renamed_switch_hint,
@@ -31,15 +33,24 @@ from model.scenario import (
 )
 
 
+#: Every switch, the ZooKeeper controller's then the KRaft controller's (the names are distinct).
+ALL_BUGS = {**BUGS, **KRAFT_BUGS}
+#: The ``[kafka] version`` values a KRaft scenario takes (:data:`model.scenario.kraft.KRAFT_VERSION`).
+KRAFT_VERSIONS = ("3.9",)
+
+
 def versions_with(bug: BugSwitch) -> str:
     """The modelled versions whose default has the switch on, or why none has."""
     if bug.fixed_in is None:
         return "none (planted)"
     from model.scenario import parse_version as _version
-    had = [v for v in SUPPORTED_VERSIONS if bug.default_for(_version(v))]
+    modelled = KRAFT_VERSIONS if bug.name in KRAFT_BUGS else SUPPORTED_VERSIONS
+    had = [v for v in modelled if bug.default_for(_version(v))]
     fixed = "not fixed upstream" if bug.fixed_in == NEVER_FIXED else f"fixed in {bug.fixed_release}"
+    if not had and bug.name in KRAFT_BUGS:
+        return f"none modelled: a KRaft scenario takes {modelled[0]} only ({fixed})"
     if not had:
-        return f"before {SUPPORTED_VERSIONS[0]} ({fixed})"
+        return f"before {modelled[0]} ({fixed})"
     span = had[0] if len(had) == 1 else f"{had[0]}-{had[-1]}"
     return f"{span} ({fixed})"
 
@@ -69,10 +80,10 @@ def bugs(verify: bool, only: tuple[str, ...], versions: bool) -> None:
         click.echo(matrix(rows, progress=lambda label: click.echo(f"running {label}", err=True)))
         return
     for name in only:
-        if name not in BUGS:
+        if name not in ALL_BUGS:
             fail(renamed_switch_hint("--only", name)
-                 or f"--only {name!r} is not a bug switch; use one of {', '.join(sorted(BUGS))} (see `kmc bugs`).")
-    chosen = [b for b in BUGS.values() if not only or b.name in only]
+                 or f"--only {name!r} is not a bug switch; use one of {', '.join(sorted(ALL_BUGS))} (see `kmc bugs`).")
+    chosen = [b for b in ALL_BUGS.values() if not only or b.name in only]
     reproduced_all = True
     for bug in chosen:
         click.echo(f"{bug.name}  {bug.jira or '(planted)'}: {bug.title}")
@@ -94,6 +105,12 @@ def bugs(verify: bool, only: tuple[str, ...], versions: bool) -> None:
         click.echo(f"{sum(b.fixed_in is not None for b in BUGS.values())} of Kafka's bugs are switches "
                    f"(and {sum(b.fixed_in is None for b in BUGS.values())} planted); not expressible in the model:")
         for jira, (title, why) in NOT_MODELLED_BUGS.items():
+            click.echo(f"{jira}: {title}")
+            click.echo(f"    reproduced: no; {why}")
+        click.echo("")
+        click.echo(f"{len(KRAFT_BUGS)} of the KRaft controller's fixes are switches (KRaft scenarios, "
+                   "model/scenario/kraft_bugs.py); considered and not expressible in the model:")
+        for jira, (title, why) in NOT_MODELLED_KRAFT_BUGS.items():
             click.echo(f"{jira}: {title}")
             click.echo(f"    reproduced: no; {why}")
     if verify:

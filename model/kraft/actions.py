@@ -289,7 +289,9 @@ def _alter_partition_actions(settings: KraftSettings, state: KraftState) -> list
                     actions.append(Action(ActionKind.AlterPartition, b.id, p, tuple(x for x in lead.isr if x != r)))
             hw = b.logs[p].high_watermark
             for f in lead.followers:  # expand: isFollowerInSync and isReplicaIsrEligible (KIP-841)
-                if f.broker not in lead.isr and f.log_end_offset >= hw and own.is_active(f.broker):
+                # [bugs] KAFKA_13916: 3.2.0's maybeExpandIsr has no isReplicaIsrEligible
+                eligible = settings.bug("KAFKA_13916") or own.is_active(f.broker)
+                if f.broker not in lead.isr and f.log_end_offset >= hw and eligible:
                     actions.append(Action(ActionKind.AlterPartition, b.id, p, tuple(sorted((*lead.isr, f.broker)))))
     return actions
 

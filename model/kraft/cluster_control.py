@@ -29,8 +29,11 @@ FENCED, UNFENCED, CONTROLLED_SHUTDOWN, SHUTDOWN_NOW = "FENCED", "UNFENCED", "CON
 
 
 def register_broker(image: MetadataImage, settings: KraftSettings, broker: int, next_offset: int) -> list[Record]:
-    """``registerBroker`` of a new incarnation: the unclean-shutdown cleanup, then the registration."""
-    records = rc.handle_broker_unclean_shutdown(image, settings, broker)
+    """``registerBroker`` of a new incarnation: the unclean-shutdown cleanup, then the registration.
+
+    Bug switch ``KAFKA_15586``: no cleanup; 3.7.0's ``registerBroker`` has no ``brokerUncleanShutdownHandler``
+    (376e9e20dbf added it, 3.8.0), so a broker that lost its log stays in every ISR and ELR it was in."""
+    records = [] if settings.bug("KAFKA_15586") else rc.handle_broker_unclean_shutdown(image, settings, broker)
     return [*records, RegisterBrokerRecord(broker_id=broker, broker_epoch=next_offset + len(records))]
 
 

@@ -129,7 +129,13 @@ def alter_partition(image: MetadataImage, settings: KraftSettings, broker: int, 
                     partition_epoch: int, new_isr: tuple[tuple[int, int], ...]
                     ) -> tuple[str, PartitionChangeRecord | None]:
     """``alterPartition`` for one partition: ``validateAlterPartitionData``'s error, or NONE and the record
-    ``PartitionChangeBuilder`` builds for the target ISR (``new_isr``: (broker, broker epoch) pairs, KIP-903)."""
+    ``PartitionChangeBuilder`` builds for the target ISR (``new_isr``: (broker, broker epoch) pairs, KIP-903).
+
+    Bug switches: ``KAFKA_13916`` drops KIP-841's check that every new ISR member is registered, unfenced and not
+    in controlled shutdown (3.2.0's ``alterPartition`` has none; f83d95d9a28 added ``INELIGIBLE_REPLICA``, 3.3.0);
+    an unregistered replica is still refused (the model's only replicas are registered brokers).
+    ``KAFKA_14617`` drops KIP-903's broker epoch comparison (``AlterPartitionRequest`` version 2 has no
+    ``NewIsrWithEpochs``: 3.4.0; 8c88cdb7186 and d5e216d6183, 3.5.0)."""
     partition = image.partitions[index]
     if leader_epoch > partition.leader_epoch or partition_epoch > partition.partition_epoch:
         return "NOT_CONTROLLER", None
@@ -144,8 +150,13 @@ def alter_partition(image: MetadataImage, settings: KraftSettings, broker: int, 
         return "INVALID_REQUEST", None
     for b, epoch in new_isr:  # ineligibleReplicasForIsr (KIP-841, KIP-903)
         registration = image.broker(b)
-        if (registration is None or registration.in_controlled_shutdown or registration.fenced
-                or (epoch != -1 and registration.epoch != epoch)):
+        # [bugs] KAFKA_13916: before 3.3.0 (f83d95d9a28) no eligibility check; KAFKA_14617: before 3.5.0
+        # (8c88cdb7186) the request carries no broker epochs, so none is compared
+        ineligible = registration is None or (not settings.bug("KAFKA_13916") and (
+            registration.in_controlled_shutdown or registration.fenced))
+        stale = (not settings.bug("KAFKA_14617") and epoch != -1 and registration is not None
+                 and registration.epoch != epoch)
+        if ineligible or stale:
             return "INELIGIBLE_REPLICA", None
     record = build(index, partition, is_acceptable_leader=image.is_active, min_isr=settings.min_insync_replicas,
                    eligible_leader_replicas_enabled=settings.eligible_leader_replicas_enable,

@@ -4,6 +4,7 @@ switch on (:mod:`model.scenario.bugs`). Independent of the controller that runs 
 the names below from this package."""
 
 from model.scenario.bugs import BUGS, NEVER_FIXED, NOT_MODELLED_BUGS, RENAMED_BUGS, BugSwitch, renamed_switch_hint
+from model.scenario.kraft_bugs import KRAFT_BUGS, NOT_MODELLED_KRAFT_BUGS
 from model.scenario.loader import (
     SUPPORTED_VERSIONS,
     Bounds,
@@ -21,8 +22,10 @@ from model.scenario.versions import GATES, Gate, parse_version, version_text
 __all__ = [
     "BUGS",
     "GATES",
+    "KRAFT_BUGS",
     "NEVER_FIXED",
     "NOT_MODELLED_BUGS",
+    "NOT_MODELLED_KRAFT_BUGS",
     "RENAMED_BUGS",
     "SUPPORTED_VERSIONS",
     "Bounds",

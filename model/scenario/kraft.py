@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from model.scenario.kraft_bugs import KRAFT_BUGS
+
 if TYPE_CHECKING:
     from model.scenario.loader import Scenario
 
@@ -49,11 +51,16 @@ class KraftSettings:
     #: ``[bounds] stale_metadata_brokers``: the brokers whose metadata images may lag the log; every other broker
     #: replays the log to its end within each step (``model.kraft.reduction``). None: every broker may lag.
     stale_metadata_brokers: tuple[int, ...] | None = None
+    #: the KRaft bug switches on (``[bugs]``, :data:`~model.scenario.kraft_bugs.KRAFT_BUGS`)
+    bugs: frozenset[str] = frozenset()
+
+    def bug(self, name: str) -> bool:
+        return name in self.bugs
 
 
 _KAFKA_KEYS = {"controller", "version", "min_insync_replicas", "eligible_leader_replicas_enable",
                "unclean_leader_election_enable"}
-_TOP_KEYS = {"name", "description", "cluster", "topics", "kafka", "bounds", "check"}
+_TOP_KEYS = {"name", "description", "cluster", "topics", "kafka", "bounds", "check", "bugs"}
 _TOPIC_KEYS = {"name", "replicas"}
 _BOUNDS_KEYS = {field.name for field in attrs.fields(KraftBounds)}
 _STALE = "stale_metadata_brokers"
@@ -83,18 +90,37 @@ def load_kraft_scenario(doc: Mapping[str, Any], text: str, default_name: str) ->
     check = loader._table(doc, "check")
     loader._check_keys(check, {"properties"}, "[check]")
     name, description = loader._name_and_description(doc, default_name)
+    bugs = _bugs(doc)
     settings = KraftSettings(
         min_insync_replicas=min_isr,
         eligible_leader_replicas_enable=loader._bool(kafka, "eligible_leader_replicas_enable", "[kafka]",
                                                      default=False),
         unclean_leader_election_enable=loader._bool(kafka, "unclean_leader_election_enable", "[kafka]",
                                                     default=False),
-        bounds=bounds, stale_metadata_brokers=stale)
+        bounds=bounds, stale_metadata_brokers=stale, bugs=bugs)
     return loader.Scenario(
         name=name, description=description, brokers=brokers, topics=topics, version=(3, 9),
         delete_topic_enable=True, unclean_leader_election_enable=settings.unclean_leader_election_enable,
-        bounds=loader.Bounds(broker_failures=0), properties=loader._properties(check), bugs=frozenset(),
+        bounds=loader.Bounds(broker_failures=0), properties=loader._properties(check), bugs=bugs,
         reassignments=(), source=text, inter_broker_protocol=(3, 9), kraft=settings)
+
+
+def _bugs(doc: Mapping[str, Any]) -> frozenset[str]:
+    """The KRaft bug switches on: 3.9's defaults (none: every fix in the table is older), changed by ``[bugs]``."""
+    from model.scenario import loader
+    from model.scenario.bugs import BUGS
+
+    table = loader._table(doc, "bugs")
+    on = {name for name, b in KRAFT_BUGS.items() if b.default_for((3, 9))}
+    for name, value in table.items():
+        if name not in KRAFT_BUGS:
+            kind = "a ZooKeeper controller switch" if name in BUGS else "not a KRaft bug switch"
+            raise loader.ScenarioError(f"[bugs] {loader.shown(name)} is {kind}; a KRaft scenario takes one of "
+                                       f"{', '.join(sorted(KRAFT_BUGS))} (see `kmc bugs`).")
+        if not isinstance(value, bool):
+            raise loader.ScenarioError(f"[bugs] {name} = {loader.shown(repr(value))} must be true or false.")
+        (on.add if value else on.discard)(name)
+    return frozenset(on)
 
 
 def _stale_metadata_brokers(bounds: Mapping[str, Any], ids: set[int]) -> tuple[int, ...] | None:

@@ -30,6 +30,7 @@ import attrs
 from model.admin import assignment as kafka_assignment
 from model.scenario.bugs import BUGS, renamed_switch_hint
 from model.scenario.kraft import KraftSettings
+from model.scenario.kraft_bugs import KRAFT_BUGS
 from model.scenario.versions import DEFAULT_VERSION, GATES, SUPPORTED_VERSIONS, parse_version, refusal
 
 #: A scenario file larger than this is not a scenario (the shipped ones are under 2 KB).
@@ -429,6 +430,9 @@ def _bugs(doc: Mapping[str, Any], version: tuple[int, int]) -> frozenset[str]:
     bugs_t = _table(doc, "bugs")
     bugs = {name for name, b in BUGS.items() if b.default_for(version)}
     for name, value in bugs_t.items():
+        if name in KRAFT_BUGS:
+            raise ScenarioError(f"[bugs] {name} is a KRaft controller switch; add [kafka] controller = \"kraft\" "
+                                f"or use one of the ZooKeeper controller's: {', '.join(sorted(BUGS))}.")
         if name not in BUGS:
             raise ScenarioError(renamed_switch_hint("[bugs]", name)
                                 or f"[bugs] {shown(name)} is not a known bug switch; use one of "
@@ -449,8 +453,9 @@ def with_bug(scenario: Scenario, name: str, on: bool) -> Scenario:
     """``scenario`` with the bug switch ``name`` set to ``on`` in its TOML text (so that the source shipped to
     Spark workers says the same), re-loaded and validated: how ``kmc bugs --verify`` runs a bug's scenario
     with its switch and without."""
-    if name not in BUGS:
-        raise ScenarioError(f"[bugs] {shown(name)} is not a known bug switch; use one of {', '.join(sorted(BUGS))}.")
+    if name not in BUGS and name not in KRAFT_BUGS:
+        raise ScenarioError(f"[bugs] {shown(name)} is not a known bug switch; use one of "
+                            f"{', '.join(sorted({*BUGS, *KRAFT_BUGS}))}.")
     value = "true" if on else "false"
     line = re.compile(rf"^[ \t]*{re.escape(name)}[ \t]*=[ \t]*(true|false)[ \t]*(#.*)?$", re.MULTILINE)
     text = scenario.source
