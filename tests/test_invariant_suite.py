@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis.stateful import run_state_machine_as_test
 from scenario_strategies import KAFKA_9212, KNOWN_FINDINGS, checked_properties, scenario_texts
+from test_kraft_scenarios import KRAFT_PINNED
 from test_scenarios_pinned import BUG_SWITCH_SCENARIOS, PINNED
 
 from explorer.bfs import run_bfs
@@ -60,7 +61,7 @@ def test_machine_on_shipped_scenario(name: str) -> None:
     try:
         run_state_machine_as_test(machine_for(model), settings=settings(stateful_step_count=SHIPPED_STEPS))
     except (PropertyViolation, BaseExceptionGroup) as failure:
-        pinned = PINNED[name]
+        pinned = {**PINNED, **KRAFT_PINNED}[name]  # the KRaft scenarios' pins: test_kraft_scenarios
         assert pinned.outcome is Outcome.VIOLATION, str(failure)
         for violation in property_violations(failure):
             assert violation.discovery.property in pinned.discoveries, str(violation)

@@ -241,6 +241,25 @@ def test_a_kraft_scenario_refuses_a_zookeeper_switch_and_the_other_way_round() -
         load_scenario(zk + "[bugs]\nKAFKA_14617 = true\n")
 
 
+def test_kmc_bugs_lists_the_kraft_switches_after_the_zookeeper_ones() -> None:
+    """`kmc bugs` lists the KRaft table after the ZooKeeper one: each switch with its property and scenario, then
+    the KRaft fixes considered and left out; `--verify --only` runs a KRaft switch's scenario on and off."""
+    from click.testing import CliRunner
+
+    from kmc.cli import main
+    from model.scenario import NOT_MODELLED_KRAFT_BUGS
+
+    listed = CliRunner().invoke(main, ["bugs"])
+    assert listed.exit_code == 0
+    heads = [line.split()[0].rstrip(":") for line in listed.stdout.splitlines() if line and not line.startswith(" ")]
+    tail = len(KRAFT_BUGS) + 1 + len(NOT_MODELLED_KRAFT_BUGS)
+    assert heads[-tail:] == [*KRAFT_BUGS, heads[-tail + len(KRAFT_BUGS)], *NOT_MODELLED_KRAFT_BUGS]
+    assert "    versions: none modelled: a KRaft scenario takes 3.9 only (fixed in 3.5.0)" in listed.stdout
+    verified = CliRunner().invoke(main, ["bugs", "--verify", "--only", "KAFKA_13916"])
+    assert verified.exit_code == 0
+    assert "switch on:  violation, 752 states" in verified.stdout and "reproduced: yes" in verified.stdout
+
+
 @pytest.mark.parametrize("name", ["kraft-session-expiry", "kraft-last-replica-standing-rf2",
                                   "kraft-last-replica-standing-rf2-elr"])
 def test_merging_unobservable_replays_keeps_every_verdict_and_its_depth(name: str) -> None:

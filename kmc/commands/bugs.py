@@ -1,7 +1,7 @@
 """``kmc bugs``: Kafka's controller bug history as the model's ``[bugs]`` switches.
 
-Lists each switch (:data:`model.scenario.BUGS`, then the KRaft controller's :data:`model.scenario.KRAFT_BUGS`): its id and JIRA, title, the modelled Kafka versions that had
-it (the switch's default), the property it breaks and the shipped scenario that reproduces it; then the bugs of
+Lists each switch (:data:`model.scenario.BUGS`, then the KRaft controller's :data:`model.scenario.KRAFT_BUGS`):
+its id and JIRA, title, the modelled Kafka versions that had it (the switch's default), the property it breaks and the shipped scenario that reproduces it; then the bugs of
 the spec's list the model cannot express, with the reason. Without ``--verify`` nothing is explored and the
 "reproduced" column says so. ``--verify`` (optionally ``--only NAME``, repeatable) runs the local BFS on each
 switch's scenario with the switch on and off (:func:`model.scenario.with_bug`) and prints the outcome, distinct
@@ -32,7 +32,6 @@ from model.scenario import (
     with_bug,
 )
 
-
 #: Every switch, the ZooKeeper controller's then the KRaft controller's (the names are distinct).
 ALL_BUGS = {**BUGS, **KRAFT_BUGS}
 #: The ``[kafka] version`` values a KRaft scenario takes (:data:`model.scenario.kraft.KRAFT_VERSION`).
@@ -59,6 +58,24 @@ def _run(bug: BugSwitch, on: bool) -> ExplorationResult:
     return run_bfs(model_for(with_bug(resolve_scenario(bug.scenario), bug.name, on)))
 
 
+def _list(bug: BugSwitch, verify: bool) -> bool:
+    """Print one switch (and, with ``verify``, its searches); whether it is reproduced (True when not verified)."""
+    click.echo(f"{bug.name}  {bug.jira or '(planted)'}: {bug.title}")
+    click.echo(f"    versions: {versions_with(bug)}")
+    click.echo(f"    breaks:   {bug.breaks}")
+    click.echo(f"    scenario: {bug.scenario}")
+    if not verify:
+        click.echo("    reproduced: not checked here (run `kmc bugs --verify`)")
+        return True
+    on, off = _run(bug, on=True), _run(bug, on=False)
+    reproduced = (on.outcome is Outcome.VIOLATION and bug.breaks in {v.property for v in on.violations}
+                  and off.outcome is Outcome.OK)
+    click.echo(f"    switch on:  {_describe(on)}")
+    click.echo(f"    switch off: {_describe(off)}")
+    click.echo(f"    reproduced: {'yes' if reproduced else 'NO'}")
+    return reproduced
+
+
 def _describe(result: ExplorationResult) -> str:
     violated = ", ".join(sorted({v.property for v in result.violations})) or "none"
     return (f"{result.outcome.value}, {result.stats.distinct:,} states, {result.stats.seconds:.1f} s, "
@@ -83,35 +100,22 @@ def bugs(verify: bool, only: tuple[str, ...], versions: bool) -> None:
         if name not in ALL_BUGS:
             fail(renamed_switch_hint("--only", name)
                  or f"--only {name!r} is not a bug switch; use one of {', '.join(sorted(ALL_BUGS))} (see `kmc bugs`).")
-    chosen = [b for b in ALL_BUGS.values() if not only or b.name in only]
     reproduced_all = True
-    for bug in chosen:
-        click.echo(f"{bug.name}  {bug.jira or '(planted)'}: {bug.title}")
-        click.echo(f"    versions: {versions_with(bug)}")
-        click.echo(f"    breaks:   {bug.breaks}")
-        click.echo(f"    scenario: {bug.scenario}")
-        if not verify:
-            click.echo("    reproduced: not checked here (run `kmc bugs --verify`)")
-            continue
-        on, off = _run(bug, on=True), _run(bug, on=False)
-        reproduced = (on.outcome is Outcome.VIOLATION and bug.breaks in {v.property for v in on.violations}
-                      and off.outcome is Outcome.OK)
-        reproduced_all &= reproduced
-        click.echo(f"    switch on:  {_describe(on)}")
-        click.echo(f"    switch off: {_describe(off)}")
-        click.echo(f"    reproduced: {'yes' if reproduced else 'NO'}")
-    if not only:
-        click.echo("")
-        click.echo(f"{sum(b.fixed_in is not None for b in BUGS.values())} of Kafka's bugs are switches "
-                   f"(and {sum(b.fixed_in is None for b in BUGS.values())} planted); not expressible in the model:")
-        for jira, (title, why) in NOT_MODELLED_BUGS.items():
-            click.echo(f"{jira}: {title}")
-            click.echo(f"    reproduced: no; {why}")
-        click.echo("")
-        click.echo(f"{len(KRAFT_BUGS)} of the KRaft controller's fixes are switches (KRaft scenarios, "
-                   "model/scenario/kraft_bugs.py); considered and not expressible in the model:")
-        for jira, (title, why) in NOT_MODELLED_KRAFT_BUGS.items():
-            click.echo(f"{jira}: {title}")
-            click.echo(f"    reproduced: no; {why}")
+    tables = ((BUGS, NOT_MODELLED_BUGS, f"{sum(b.fixed_in is not None for b in BUGS.values())} of Kafka's bugs are "
+               f"switches (and {sum(b.fixed_in is None for b in BUGS.values())} planted); not expressible in the "
+               "model:"),
+              (KRAFT_BUGS, NOT_MODELLED_KRAFT_BUGS, f"{len(KRAFT_BUGS)} of the KRaft controller's fixes are switches "
+               "(KRaft scenarios, model/scenario/kraft_bugs.py); considered and not expressible in the model:"))
+    for table, not_modelled, summary in tables:
+        for bug in (b for b in table.values() if not only or b.name in only):
+            reproduced_all &= _list(bug, verify)
+        if not only:
+            click.echo("")
+            click.echo(summary)
+            for jira, (title, why) in not_modelled.items():
+                click.echo(f"{jira}: {title}")
+                click.echo(f"    reproduced: no; {why}")
+            if table is BUGS:
+                click.echo("")
     if verify:
         sys.exit(Outcome.OK.exit_code if reproduced_all else Outcome.VIOLATION.exit_code)
