@@ -1,8 +1,9 @@
 """``kmc bugs``: Kafka's controller bug history as the model's ``[bugs]`` switches.
 
 Lists each switch (:data:`model.scenario.BUGS`, then the KRaft controller's :data:`model.scenario.KRAFT_BUGS`):
-its id and JIRA, title, the modelled Kafka versions that had it (the switch's default), the property it breaks and the shipped scenario that reproduces it; then the bugs of
-the spec's list the model cannot express, with the reason. Without ``--verify`` nothing is explored and the
+its id and JIRA, title, the modelled Kafka versions that had it (the switch's default), the property it breaks
+and the shipped scenario that reproduces it; after each table, the bugs the model cannot express, with the
+reason. Without ``--verify`` nothing is explored and the
 "reproduced" column says so. ``--verify`` (optionally ``--only NAME``, repeatable) runs the local BFS on each
 switch's scenario with the switch on and off (:func:`model.scenario.with_bug`) and prints the outcome, distinct
 states and seconds of each: a bug is reproduced when the search finds the property it breaks with the switch on
