@@ -46,6 +46,13 @@ def _needs_isr_changes(sc: Scenario) -> str | None:
     return None if sc.bounds.isr_changes else "no ISR change by a leader (isr_changes = 0)"
 
 
+def _needs_leader_isr_writes(sc: Scenario) -> str | None:
+    if sc.since("KIP_497"):
+        return ("no ISR write by a leader (AlterIsr, KIP-497: the controller writes every ISR change itself, "
+                "inter_broker_protocol_version >= 2.7)")
+    return _needs_isr_changes(sc)
+
+
 def _needs_controller_change(sc: Scenario) -> str | None:
     return (None if sc.bounds.controller_failovers or sc.bounds.controller_moves
             else "no controller failover or move")
@@ -87,7 +94,7 @@ GATES: Mapping[str, Gate] = {
     "sometimes_deletion_completes": _needs_deletion,
     "sometimes_deletion_retried": _needs_deletion,
     "sometimes_isr_reexpanded": _needs_isr_changes,
-    "sometimes_isr_write_conflict": _needs_isr_changes,
+    "sometimes_isr_write_conflict": _needs_leader_isr_writes,
     "sometimes_reassignment_completes": _needs_reassignment,
     "sometimes_partitions_added": _needs_added_partitions,
     "sometimes_partition_addition_reverted": _needs_added_partitions_and_deletion,

@@ -58,13 +58,13 @@ BAD_SCENARIOS = [
     ("version-2.9", GOOD + '[kafka]\nversion = "2.9"\n', ["version", "'2.9'"]),
     ("protocol-above-version", GOOD + '[kafka]\nversion = "2.5"\ninter_broker_protocol_version = "2.6"\n',
      ["inter_broker_protocol_version", "'2.6'", "2.5"]),
-    ("kip-497-not-modelled", GOOD + '[bounds]\nisr_changes = 1\n[kafka]\nversion = "2.7"\n',
-     ["inter_broker_protocol_version = \"2.7\"", "KIP-497", "isr_changes"]),
+    ("kip-516-not-modelled", BROKERS + TOPIC + 'deleted_by_admin = true\n[kafka]\nversion = "2.8"\n',
+     ["inter_broker_protocol_version = \"2.8\"", "KIP-516", "deleted"]),
     ("api-reassignment-before-2.4",
      GOOD + '[[reassignments]]\ntopic = "t"\npartitions = { 0 = [1, 2] }\nthrough_api = true\n[kafka]\n'
      'version = "2.3"\n', ["[[reassignments]] entry 1", "through_api", "KIP-455", "\"2.4\""]),
-    ("kafka-14140-not-modelled", GOOD + '[bounds]\nisr_changes = 1\n[kafka]\nversion = "3.3"\n'
-     'inter_broker_protocol_version = "2.5"\n', ["version = \"3.3\"", "KAFKA-14140", "isr_changes"]),
+    ("kip-704-not-modelled", GOOD + '[kafka]\nunclean_leader_election_enable = true\nversion = "3.2"\n',
+     ["inter_broker_protocol_version = \"3.2\"", "KIP-704", "unclean"]),
     ("invalid-toml", "name = \n", ["not valid TOML", "line 1"]),
     ("bad-created", BROKERS + '[[topics]]\nname = "t"\nreplicas = [[0]]\ncreated = "later"\n',
      ["'t'", "created", "'later'"]),

@@ -293,7 +293,8 @@ def _step(s: ClusterState, prev: ClusterState, action: Action, epochs: bool = Tr
     view = _StepView(s, prev, action, epochs)
     _STEP_VIEWS[action.kind](view)
     former = s.log.zombie_step
-    view.messages += _new_events(s, prev, popped=s.log.processed_event is not None and not former, epochs=epochs)
+    view.messages += _new_events(s, prev, popped=s.log.processed_event is not None and not former, epochs=epochs,
+                                 leader_step=action.kind in (ActionKind.LeaderShrinksIsr, ActionKind.LeaderExpandsIsr))
     view.log += _state_change_log(s, prev, former=former)
     view.notes += explanations(s, prev, view.messages)
     if s.log.rejection and action.kind not in (ActionKind.BrokerApplyRequest, ActionKind.BrokerFailsStopReplica):
@@ -475,12 +476,20 @@ def _admin_recreate_topic(v: _StepView) -> None:
 
 
 def _leader_changes_isr(v: _StepView) -> None:
+    verb = "shrinks" if v.action.kind is ActionKind.LeaderShrinksIsr else "expands"
+    partition = v.action.partition
+    queued = _queued_event(v, EventKind.AlterIsrReceived)
+    if queued:  # AlterIsr (KIP-497): the leader proposes, the controller writes
+        hosted = v.s.broker(v.broker).hosted((v.topic, partition))
+        proposed = list(hosted.pending_isr) if hosted is not None else []
+        v.message(_broker(v.broker), CONTROLLER, f"AlterIsr {v.topic}-{partition}: newIsr={proposed}", "request",
+                  **queued)
+        v.title = f"Leader {v.broker} {verb} the ISR of {v.topic}-{partition}: AlterIsr to {proposed}"
+        return
     change = v.s.log.isr_updates
     detail = f": ISR {list(change[0][2])} -> {list(change[0][3])}" if change else ""
-    partition = v.action.partition
     v.message(_broker(v.broker), ZOOKEEPER, f"write /brokers/topics/{v.topic}/partitions/{partition}/state{detail}",
               "write")
-    verb = "shrinks" if v.action.kind is ActionKind.LeaderShrinksIsr else "expands"
     v.title = f"Leader {v.broker} {verb} the ISR of {v.topic}-{partition}{detail}"
 
 
@@ -688,6 +697,7 @@ _EVENT_PHASES: dict[EventKind, Callable[[_Processing], str]] = {
     EventKind.LogDirEventNotification: _log_dir_event_notification,
     EventKind.LeaderAndIsrResponseReceived: _fixed_phase("LeaderAndIsrResponseReceived: onReplicasBecomeOffline"),
     EventKind.ApiPartitionReassignment: _fixed_phase("ApiPartitionReassignment: processApiPartitionReassignment"),
+    EventKind.AlterIsrReceived: _fixed_phase("AlterIsrReceived: processAlterIsr"),
     EventKind.ElectPreferredLeaders: _fixed_phase("ReplicaLeaderElection (PREFERRED): processReplicaLeaderElection"),
     EventKind.ElectUncleanLeaders: _fixed_phase("ReplicaLeaderElection (UNCLEAN): processReplicaLeaderElection"),
     EventKind.UncleanLeaderElectionEnable: _fixed_phase(
@@ -739,9 +749,11 @@ _STEP_VIEWS: dict[ActionKind, Callable[[_StepView], None]] = {
 }
 
 
-def _new_events(s: ClusterState, prev: ClusterState, *, popped: bool, epochs: bool = True) -> list[dict[str, str]]:
-    """Events that joined the controller's queue in this step: watches fired by ZooKeeper, and
-    StopReplica responses sent by brokers (with the broker epoch of the incarnation that answered)."""
+def _new_events(s: ClusterState, prev: ClusterState, *, popped: bool, epochs: bool = True,
+                leader_step: bool = False) -> list[dict[str, str]]:
+    """Events that joined the controller's queue in this step: watches fired by ZooKeeper, StopReplica
+    responses sent by brokers (with the broker epoch of the incarnation that answered), and AlterIsr requests
+    sent again (a leader's first, ``leader_step``, is the step's own message)."""
     before = prev.controller.events[1:] if popped else prev.controller.events
     after = s.controller.events
     added = after[len(before):] if after[:len(before)] == before else after
@@ -759,7 +771,13 @@ def _new_events(s: ClusterState, prev: ClusterState, *, popped: bool, epochs: bo
             messages.append(_msg(_broker(e.broker), CONTROLLER, f"LeaderAndIsr response {answered}: "
                                                                 "KAFKA_STORAGE_ERROR", "response",
                                  queued=event_item(CONTROLLER, e, epochs)))
+        elif e.kind is EventKind.AlterIsrReceived and not leader_step:
+            tp, sent = e.isrs_to_alter[0]
+            messages.append(_msg(_broker(e.broker), CONTROLLER,
+                                 f"AlterIsr {partition_name(tp)}: newIsr={list(sent.isr)} (again)", "request",
+                                 queued=event_item(CONTROLLER, e, epochs)))
         elif e.kind in (EventKind.ControlledShutdown, EventKind.Reelect, EventKind.AutoPreferredReplicaLeaderElection,
+                        EventKind.AlterIsrReceived,
                         EventKind.UncleanLeaderElectionEnable, EventKind.ApiPartitionReassignment,
                         EventKind.ElectPreferredLeaders, EventKind.ElectUncleanLeaders):
             continue  # the step's own messages say where they come from

@@ -60,10 +60,6 @@ class Gate:
         return (scenario.inter_broker_protocol if self.protocol else scenario.version) >= self.since
 
 
-def _has_isr_changes(s: Scenario) -> bool:
-    return s.bounds.isr_changes > 0
-
-
 def _deletes_or_recreates(s: Scenario) -> bool:
     return any(t.deleted_by_admin or t.recreated_by_admin or t.partially_deleted for t in s.topics)
 
@@ -125,11 +121,18 @@ GATES: dict[str, Gate] = {g.name: g for g in (
     Gate("KAFKA_13972", (3, 5),
          "KAFKA-13972, ReplicaManager.stopReplicas stops a partition whose StopReplica carries its own leader "
          "epoch (>= rather than >) (3.5.0)"),
-    # 2.4 - 3.9, not modelled: a scenario reaching one is refused at that version
     Gate("KIP_497", (2, 7),
-         "KIP-497 (KAFKA-8836), AlterIsr: the leader asks the controller to change the ISR "
-         "(2.7.0, inter.broker.protocol.version 2.7-IV2)",
-         protocol=True, reaches=_has_isr_changes, needs="[bounds] isr_changes > 0"),
+         "KIP-497 (KAFKA-8836), AlterIsr: Partition.sendAlterIsrRequest / handleAlterIsrResponse with isrState "
+         "PendingExpandIsr / PendingShrinkIsr, AlterIsrManager, KafkaController.processAlterIsr; no partition watch "
+         "for reassigning partitions (KAFKA-10521, onPartitionReassignment) (2.7.0, inter.broker.protocol.version "
+         "2.7-IV2)",
+         protocol=True),
+    Gate("KAFKA_14140", (3, 3),
+         "KAFKA-14140 (KIP-841's ZooKeeper port), Partition.isReplicaIsrEligible: only brokers alive in the leader's "
+         "metadata cache join the ISR; KafkaController.tryProcessAlterPartition: NOT_CONTROLLER for a leader ahead of "
+         "the controller, INVALID_UPDATE_VERSION before the write, INELIGIBLE_REPLICA for a new ISR naming a broker "
+         "not live or shutting down (3.3.0)"),
+    # 2.4 - 3.9, not modelled: a scenario reaching one is refused at that version
     Gate("KIP_516", (2, 8),
          "KIP-516 (KAFKA-10545, KAFKA-10869), topic IDs in the topic znode, LeaderAndIsr and partition.metadata "
          "(2.8.0, inter.broker.protocol.version 2.8)",
@@ -138,10 +141,6 @@ GATES: dict[str, Gate] = {g.name: g for g in (
          "KIP-704 (KAFKA-13587), leader_recovery_state written by an unclean election (3.2.0, "
          "inter.broker.protocol.version 3.2)",
          protocol=True, reaches=_unclean_possible, needs="unclean leader election"),
-    Gate("KAFKA_14140", (3, 3),
-         "KAFKA-14140 (KIP-841's ZooKeeper port), Partition.isReplicaIsrEligible: only brokers alive in the leader's "
-         "metadata cache join the ISR (3.3.0)",
-         reaches=_has_isr_changes, needs="[bounds] isr_changes > 0"),
 )}
 
 

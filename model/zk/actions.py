@@ -270,12 +270,17 @@ class Enabling:
     state: ClusterState
     isr_changes: tuple[partition_leader.IsrChange, ...]
     shrinks_after_leader_and_isr: tuple[partition_leader.IsrChange, ...]
+    # with AlterIsr (KIP-497) no leader writes the znode: nothing lands inside a controller step
+    races: bool = True
 
     @classmethod
     def of(cls, scenario: Scenario, state: ClusterState) -> Enabling:
         if state.budget.isr_changes >= scenario.bounds.isr_changes:
             return cls(scenario, state, (), ())
-        return cls(scenario, state, tuple(partition_leader.candidates_of(state)),
+        path = partition_leader.IsrPath.of(scenario)
+        if path.alter_isr:
+            return cls(scenario, state, tuple(partition_leader.candidates_of(state, path)), (), races=False)
+        return cls(scenario, state, tuple(partition_leader.candidates_of(state, path)),
                    tuple(partition_leader.shrinks_after_leader_and_isr(state)))
 
 
@@ -285,6 +290,8 @@ Enabled = Iterator[Action]
 def _controller_steps(e: Enabling) -> Enabled:
     if e.state.controller.events:
         yield Action(K.ControllerProcessEvent)
+        if not e.races:
+            return
         for leader, (topic, p), follower, kind in e.isr_changes:
             yield Action(K.ControllerProcessEvent, leader, topic, p, follower, isr_race=K(kind))
         for leader, (topic, p), follower, kind in e.shrinks_after_leader_and_isr:

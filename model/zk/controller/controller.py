@@ -20,15 +20,17 @@ from __future__ import annotations
 from model.zk.controller import (
     controlled_shutdown,
     controller_failover,
+    kafka_zk_client,
     partition_reassignment,
     partition_state_machine,
     preferred_replica_election,
     replica_state_machine,
     topic_deletion_manager,
 )
+from model.zk.environment import partition_leader
 from model.zk.state.states import PartitionState, ReplicaState
 from model.zk.state.step import Step
-from model.zk.state.values import ControllerEvent, EventKind, Replica, TopicPartition
+from model.zk.state.values import ControllerEvent, EventKind, LeaderAndIsr, Replica, TopicPartition
 
 
 def process_next_event(step: Step) -> ControllerEvent:
@@ -84,6 +86,8 @@ def dispatch(step: Step, event: ControllerEvent) -> None:
     elif event.kind is EventKind.UncleanLeaderElectionEnable:
         step.messages.append("Unclean leader election has been enabled by default")
         partition_state_machine.trigger_online_partition_state_change(step)
+    elif event.kind is EventKind.AlterIsrReceived:
+        process_alter_isr(step, event)
     elif event.kind is EventKind.TopicUncleanLeaderElectionEnable:
         # processTopicUncleanLeaderElectionEnable (2.1+, KAFKA-6835)
         step.messages.append(f"Unclean leader election has been enabled for topic {event.topic}")
@@ -327,3 +331,70 @@ def process_leader_and_isr_response_received(step: Step, event: ControllerEvent)
         step.messages.append(f"Mark replicas {', '.join(f'{t}-{p}' for t, p in new)} on broker {event.broker} "
                              "as offline")
         on_replicas_become_offline(step, [(t, p, event.broker) for t, p in sorted(new)])
+
+
+def process_alter_isr(step: Step, event: ControllerEvent) -> None:
+    """``KafkaController.processAlterIsr`` (2.7.0 – 3.2; ``tryProcessAlterPartition`` from 3.3, KIP-497 with
+    ``inter.broker.protocol.version`` ≥ 2.7-IV2): a leader's AlterIsr.
+
+    A controller that is not active answers NOT_CONTROLLER, a broker the controller does not know live with this
+    epoch STALE_BROKER_EPOCH (both top-level: the leader re-sends, :func:`partition_leader.handle_alter_isr_error`).
+    Per partition, against the controller's ``partitionLeadershipInfo``: none, UNKNOWN_TOPIC_OR_PARTITION; an older
+    leader epoch, FENCED_LEADER_EPOCH; the same leader, leader epoch and ISR, the current state as the answer (no
+    write). Otherwise ``KafkaZkClient.updateLeaderAndIsr`` writes the request's LeaderAndIsr conditional on its
+    ``currentIsrVersion`` (BADVERSION: INVALID_UPDATE_VERSION), the controller's cache takes what was written
+    (``updateLeaderAndIsrCache``), and every live or shutting-down broker gets an UpdateMetadata for every
+    partition of the request; no LeaderAndIsr is sent, the leader learns the new version from the answer
+    (:func:`partition_leader.handle_alter_isr_response`). After answering, a successful partition under
+    reassignment may complete it (``maybeCompleteReassignment``).
+
+    From 3.3 (``tryProcessAlterPartition``; KAFKA-14140, KIP-841): a leader epoch or partition epoch ahead of the
+    controller's is answered NOT_CONTROLLER (the leader re-sends), a differing partition epoch INVALID_UPDATE_VERSION
+    before any write (after the check for the desired state), and a new ISR naming a broker that is not live or is
+    shutting down (``liveBrokerIds``) INELIGIBLE_REPLICA (OPERATION_NOT_ATTEMPTED for an AlterPartition before
+    version 2, ``inter.broker.protocol.version`` < 3.3).
+
+    Deviations: a request carries one partition (AlterIsrManager's batching is not modelled); the answer reaches
+    the leader within the controller's step. A partition-state znode gone while the controller still caches it is
+    answered INVALID_UPDATE_VERSION (Kafka: the NONODE error, UNKNOWN_SERVER_ERROR, and a re-send).
+    """
+    if not step.is_active():
+        partition_leader.handle_alter_isr_error(step, event, "NOT_CONTROLLER")
+        return
+    if step.live_brokers.get(event.broker) != event.request_epoch:
+        partition_leader.handle_alter_isr_error(step, event, "STALE_BROKER_EPOCH")
+        return
+    kip_841 = step.scenario.since("KAFKA_14140")
+    results: dict[TopicPartition, LeaderAndIsr | str] = {}
+    for tp, proposed in event.isrs_to_alter:
+        current = step.leadership.get(tp)
+        if current is None:
+            results[tp] = "UNKNOWN_TOPIC_OR_PARTITION"
+        elif kip_841 and (proposed.zk_version > current.zk_version or proposed.leader_epoch > current.leader_epoch):
+            results[tp] = "NOT_CONTROLLER"
+        elif proposed.leader_epoch < current.leader_epoch:
+            results[tp] = "FENCED_LEADER_EPOCH"
+        elif (proposed.leader, proposed.leader_epoch, proposed.isr) == (current.leader, current.leader_epoch,
+                                                                          current.isr):
+            results[tp] = current  # equalsIgnoreZk: already in the desired state
+        elif kip_841 and proposed.zk_version != current.zk_version:
+            results[tp] = "INVALID_UPDATE_VERSION"
+        elif kip_841 and set(proposed.isr) - (set(step.live_brokers) - step.shutting_down_brokers):
+            results[tp] = ("INELIGIBLE_REPLICA" if step.scenario.inter_broker_protocol >= (3, 3)
+                           else "OPERATION_NOT_ATTEMPTED")
+        else:
+            old = step.zk_partitions.get(tp)
+            written = kafka_zk_client.update_isr(step, tp, proposed)
+            if written is None:
+                results[tp] = "INVALID_UPDATE_VERSION"
+            else:
+                assert old is not None
+                results[tp] = written
+                step.leadership[tp] = written
+                step.isr_updates.append((tp, proposed.leader, old.isr, written.isr))
+    step.send_update_metadata_request(sorted(step.live_or_shutting_down()), [tp for tp, _ in event.isrs_to_alter])
+    for tp, result in results.items():
+        partition_leader.handle_alter_isr_response(step, event, tp, result)
+    for tp, result in results.items():
+        if not isinstance(result, str) and tp in step.partitions_being_reassigned:
+            partition_reassignment.process_partition_reassignment_isr_change_kip_455(step, tp)

@@ -122,8 +122,13 @@ def controller_failover(step: Step, kind: str) -> None:
     if step.scenario.since("KIP_455"):
         step.adding_replicas = {}
         step.removing_replicas = {}
+    # AlterIsr requests the old controller will not answer (it died, or resigned: NOT_CONTROLLER) go again to the new
+    # one (BrokerToControllerChannelManager re-sends on a disconnection or NOT_CONTROLLER); a former controller still
+    # at work answers its own NOT_CONTROLLER (process_alter_isr)
+    resent = [e for e in step.events if e.kind is EventKind.AlterIsrReceived and e not in zombie_events]
     step.events.clear()
     step.events.append(ControllerEvent(EventKind.Reelect))
+    step.events.extend(resent)
     how = {MOVE: "deleted", FAILOVER: "expired", RESIGN: "deleted by the controller that resigned"}[kind]
     step.messages.append(f"/controller {how}; a new controller is elected with controller epoch {step.epoch}")
 
@@ -175,6 +180,8 @@ def zombie_process_event(step: Step) -> ControllerEvent:
     step.events[:] = remaining  # what it queued for itself comes after its resignation: no-ops
     if step.resigned or not step.events:
         step.resigned = True
+        # the AlterIsr requests left would be answered NOT_CONTROLLER: their leaders send them to the active controller
+        step.watch_events.extend(e for e in step.events if e.kind is EventKind.AlterIsrReceived)
         step.events.clear()
         step.messages.append(f"the controller of epoch {step.epoch} resigns (onControllerResignation)")
     return event

@@ -38,3 +38,19 @@ def update_leader_and_isr(step: Step, tp: TopicPartition, read: LeaderAndIsr, le
     step.zk_partitions[tp] = written
     step.partition_state_written(tp)
     return written
+
+
+def update_isr(step: Step, tp: TopicPartition, proposed: LeaderAndIsr) -> LeaderAndIsr | None:
+    """The write of ``processAlterIsr`` (2.7.0): the leader's LeaderAndIsr as it sent it (leader and leader epoch
+    unchanged, its new ISR) with the controller's epoch, conditional on the version it sent
+    (``currentIsrVersion``); None on BADVERSION (answered INVALID_UPDATE_VERSION, no retry)."""
+    maybe_race(step, tp)
+    step.controller_writes_zk(f"the write of the partition state of {tp[0]}-{tp[1]}")
+    current = step.zk_partitions.get(tp)
+    if current is None or current.zk_version != proposed.zk_version:
+        return None
+    written = LeaderAndIsr(leader=proposed.leader, leader_epoch=proposed.leader_epoch, isr=proposed.isr,
+                           zk_version=current.zk_version + 1, controller_epoch=step.epoch)
+    step.zk_partitions[tp] = written
+    step.partition_state_written(tp)
+    return written

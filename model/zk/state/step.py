@@ -314,8 +314,11 @@ class Step:
     def partition_state_written(self, tp: TopicPartition) -> None:
         """A partition-state znode was written. The data watch of a partition being reassigned
         (``PartitionReassignmentIsrChangeHandler``, registered by ``maybeTriggerPartitionReassignment``
-        and read, hence armed, by ``onPartitionReassignment``) fires ``PartitionReassignmentIsrChange``."""
-        if tp in self.partitions_being_reassigned:
+        and read, hence armed, by ``onPartitionReassignment``) fires ``PartitionReassignmentIsrChange``. With AlterIsr
+        (KIP-497, ``inter.broker.protocol.version`` ≥ 2.7-IV2) the watch is not registered
+        (``onPartitionReassignment``'s ``if (!isAlterIsrEnabled)`` at 2.7.0, KAFKA-10521): ``processAlterIsr`` resumes
+        the reassignment itself."""
+        if tp in self.partitions_being_reassigned and not self.scenario.since("KIP_497"):
             self.enqueue_once(EventKind.PartitionReassignmentIsrChange, partition=tp)
 
     def topic_znode_written(self, topic: str) -> None:

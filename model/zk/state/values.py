@@ -87,6 +87,9 @@ class EventKind(enum.IntEnum):
     # AdminClientTriggered); ``partitions`` are the request's
     ElectPreferredLeaders = 18
     ElectUncleanLeaders = 19
+    # an AlterIsr request from a partition leader (KIP-497, 2.7, inter.broker.protocol.version 2.7-IV2):
+    # ``broker`` and ``request_epoch`` are the request's brokerId and brokerEpoch, ``isrs_to_alter`` its partitions
+    AlterIsrReceived = 20
 
 
 @attrs.frozen
@@ -110,8 +113,15 @@ class ControllerEvent:
     # target stands for None, a cancellation (Kafka answers an empty list INVALID_REPLICA_ASSIGNMENT, which no
     # request of the model carries)
     reassignments: tuple[tuple[TopicPartition, tuple[BrokerId, ...]], ...] = ()
+    # AlterIsrReceived: Kafka's isrsToAlter, each partition's LeaderAndIsr(brokerId, leaderEpoch, newIsr,
+    # currentIsrVersion) (``controller_epoch`` unused: -1)
+    isrs_to_alter: tuple[tuple[TopicPartition, LeaderAndIsr], ...] = ()
 
     def describe(self) -> str:
+        if self.kind is EventKind.AlterIsrReceived:
+            parts = ", ".join(f"{partition_name(tp)}: leaderEpoch={lai.leader_epoch} newIsr={list(lai.isr)} "
+                              f"currentIsrVersion={lai.zk_version}" for tp, lai in self.isrs_to_alter)
+            return f"AlterIsrReceived(broker={self.broker}, brokerEpoch={self.request_epoch}, [{parts}])"
         if self.kind is EventKind.ApiPartitionReassignment:
             parts = ", ".join(f"{partition_name(tp)} -> {list(reps) if reps else 'None'}"
                               for tp, reps in self.reassignments)
@@ -257,6 +267,10 @@ class HostedPartition:
     replicas: tuple[BrokerId, ...] = ()  # leader only
     controller_epoch: int = -1  # leader only
     fetching: bool = False  # follower only: a fetcher follows ``leader`` at ``leader_epoch``
+    # leader only, with AlterIsr (KIP-497, 2.7): Partition.isrState's proposed ISR while an AlterIsr is in flight
+    # (PendingExpandIsr: the ISR and the joining replica; PendingShrinkIsr: the ISR without the leaving ones); empty
+    # for CommittedIsr
+    pending_isr: tuple[BrokerId, ...] = ()
 
 
 #: A broker's controlled shutdown (``KafkaServer.controlledShutdown``): not shutting down; its
