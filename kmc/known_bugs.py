@@ -14,7 +14,7 @@ import tomllib
 from collections.abc import Iterable
 from typing import Any
 
-from model.scenario import BUGS, KRAFT_BUGS, BugSwitch, Scenario
+from model.scenario import BUGS, KRAFT_BUGS, NEVER_FIXED, BugSwitch, Scenario
 
 
 def known_bugs(scenario: Scenario, violated: Iterable[str]) -> dict[str, dict[str, Any]]:
@@ -43,7 +43,7 @@ def _switch_facts(bug: BugSwitch, explicit: dict[str, bool], version: str) -> di
     elif bug.jira.startswith("KAFKA-"):
         label = bug.jira
         parts = ([] if bug.jira.replace("-", "_") == bug.name else [f"switch {bug.name}"]) + [
-            f"fixed in {bug.fixed_release}"]
+            bug.fixed_release if bug.fixed_in == NEVER_FIXED else f"fixed in {bug.fixed_release}"]
     else:
         label, parts = bug.name, [p for p in (bug.jira.strip("()"), bug.fixed_release) if p]
     return {"switch": bug.name, "jira": bug.jira, "fixed_release": bug.fixed_release, "label": label,

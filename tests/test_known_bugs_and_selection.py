@@ -48,6 +48,14 @@ def test_a_switch_set_in_the_scenario_says_so_and_two_candidates_are_both_named(
     assert sentence.endswith("To look past it: `[bugs] KAFKA_3083 = false`, `[bugs] KAFKA_6082 = false`.")
 
 
+def test_a_bug_no_release_fixed_is_named_without_a_fixing_release() -> None:
+    """KAFKA-14808's fix (PR #13451) was never merged: the note says so rather than "fixed in"."""
+    sentence = known_bugs(resolve_scenario("kafka-14808"), ["leader_elected_when_isr_member_alive"])[
+        "leader_elected_when_isr_member_alive"]["sentence"]
+    assert sentence == ("This is KAFKA-14808 (not fixed upstream: PR #13451 never merged; on because `[bugs] "
+                        "KAFKA_14808 = true`). To look past it: `[bugs] KAFKA_14808 = false`.")
+
+
 def test_a_switch_turned_off_is_not_named() -> None:
     """With the switch off, a violation of the property it breaks is no known bug."""
     scenario = with_bug(resolve_scenario("kafka-9212"), "KAFKA_9212", False)

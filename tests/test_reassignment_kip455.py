@@ -14,7 +14,7 @@ from kafka_steps import initial, model_of, process, replica_state, settle, take,
 
 from explorer.bfs import run_bfs
 from kmc.compose import model_for, resolve_scenario
-from model.scenario import with_version
+from model.scenario import with_bug, with_version
 from model.zk.environment import partition_leader
 from model.zk.kafka_model import KafkaControllerModel
 from model.zk.state.states import ReplicaState
@@ -324,3 +324,29 @@ def test_reassignment_scenarios_at_2_4(name: str) -> None:
     result = run_bfs(model_for(with_version(resolve_scenario(name), "2.4")))
     s = result.stats
     assert (result.outcome.name, s.distinct, s.generated, s.depth, s.queue) == PINNED_2_4[name]
+
+
+@pytest.mark.parametrize("bug_on", [True, False], ids=["KAFKA_14808-on", "KAFKA_14808-off"])
+def test_kafka_14808_replacement_stops_the_leading_adding_replica(bug_on: bool) -> None:
+    """KAFKA-14808's trigger (kafka-14808): [0] -> [1, 2] through the API (RS [1, 2, 0], AR [1, 2], RR [0]); leader
+    0 takes 1 into the ISR, 2 lags; ElectLeaders(PREFERRED) elects 1, the first of RS (epoch 2). The replacement
+    [2] leaves 1 out: with the bug (2.4 - 3.9) U3 stops 1, whose OfflineReplica transition takes the leader out of
+    the ISR: leader -1 with 0 alive in the ISR [0]. PR #13451's replicasAreValid (switch off) refuses it: 1 is the
+    current leader and among the unneeded replicas [1, 2, 0] diff [2, 0]; nothing is written."""
+    m = KafkaControllerModel(with_bug(resolve_scenario("kafka-14808"), "KAFKA_14808", on=bug_on))
+    s = settle(m, alter(m, initial(m), 0))
+    assert zk_reassignment(s) == (((1, 2, 0),), (1, 2), (0,))
+    s = expand(m, s, 1)
+    s = settle(m, process(m, take(m, s, "AdminElectPreferredLeaders", topic="t")))
+    assert lai_of(s) == (1, 2, (0, 1))
+    replaced = alter(m, s, 1)
+    if bug_on:
+        assert response(replaced) == "AlterPartitionReassignments response: t-0: NONE"
+        assert zk_reassignment(replaced) == (((2, 0),), (2,), (0,))
+        assert lai_of(replaced)[0] == -1 and lai_of(replaced)[2] == (0,)
+        assert replica_state(replaced, "t", 0, 1) is R.NonExistentReplica
+    else:
+        assert response(replaced) == (
+            "AlterPartitionReassignments response: t-0: INVALID_REPLICA_ASSIGNMENT: Current leader is inside "
+            "unneeded adding replicas. Current leader: 1, unneeded adding replica list: [1]")
+        assert replaced.zk == s.zk and lai_of(replaced) == (1, 2, (0, 1))

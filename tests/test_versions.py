@@ -57,6 +57,9 @@ PINNED_3_9: dict[str, Pinned] = {
         discoveries={"sometimes_controller_failover_completes": 2}),
     "kafka-3143": Pinned(Outcome.OK, distinct=215, generated=378, depth=10, queue=0,
         discoveries={"sometimes_controller_failover_completes": 2}),
+    # KAFKA-14808 is fixed in no release: its switch is on at 3.9, and AlterIsr (KIP-497) leaves it reachable
+    "kafka-14808": Pinned(Outcome.VIOLATION, distinct=5794, generated=19418, depth=25, queue=1,
+        discoveries={"leader_elected_when_isr_member_alive": 24}),
     "kafka-4214": Pinned(Outcome.OK, distinct=2375, generated=5374, depth=16, queue=0,
         discoveries={"sometimes_controller_failover_completes": 2}),
     "kafka-5310": Pinned(Outcome.OK, distinct=3481, generated=9159, depth=21, queue=0,

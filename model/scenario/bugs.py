@@ -16,8 +16,10 @@ class BugSwitch:
 
     ``fixed_in`` is the first (major, minor) release without it: the switch is on by default for earlier
     ``[kafka] version`` values (:data:`NEVER_FIXED` for a bug no 2.x release fixed, None for a planted bug,
-    never on by default). ``jira``, ``title``, ``fixed_release``, ``breaks`` (the property it violates) and
-    ``scenario`` (the shipped scenario that reproduces it) are what ``kmc bugs`` lists.
+    never on by default), from ``introduced_in`` on (the release whose code has the bug, for a bug in code a
+    later release wrote: KIP-455's reassignment of 2.4, KIP-570's StopReplica of 2.6). ``jira``, ``title``,
+    ``fixed_release``, ``breaks`` (the property it violates) and ``scenario`` (the shipped scenario that
+    reproduces it) are what ``kmc bugs`` lists.
     """
 
     name: str
@@ -28,9 +30,10 @@ class BugSwitch:
     fixed_release: str = ""
     breaks: str = ""
     scenario: str = ""
+    introduced_in: tuple[int, int] = (0, 0)
 
     def default_for(self, version: tuple[int, int]) -> bool:
-        return self.fixed_in is not None and version < self.fixed_in
+        return self.fixed_in is not None and self.introduced_in <= version < self.fixed_in
 
 
 #: ``fixed_in`` of a bug that no release of the modelled line fixed.
@@ -38,8 +41,8 @@ NEVER_FIXED = (99, 0)
 
 
 def _bug(name: str, jira: str, title: str, fixed_release: str, fixed_in: tuple[int, int] | None, breaks: str,
-         scenario: str, summary: str) -> BugSwitch:
-    return BugSwitch(name, summary, fixed_in, jira, title, fixed_release, breaks, scenario)
+         scenario: str, summary: str, introduced_in: tuple[int, int] = (0, 0)) -> BugSwitch:
+    return BugSwitch(name, summary, fixed_in, jira, title, fixed_release, breaks, scenario, introduced_in)
 
 
 BUGS: Mapping[str, BugSwitch] = {
@@ -126,6 +129,15 @@ BUGS: Mapping[str, BugSwitch] = {
              "onReplicasBecomeOffline sends its explicit UpdateMetadata only when no partition had an offline "
              "leader: a broker hosting no replica that fails while another partition is offline (its election "
              "failing) is never reported to the other brokers, whose metadata caches keep it among the live ones"),
+        _bug("KAFKA_14808", "KAFKA-14808", "fix leaderless partition issue when controller removes unneeded "
+             "replicas", "not fixed upstream: PR #13451 never merged", NEVER_FIXED,
+             "leader_elected_when_isr_member_alive", "kafka-14808",
+             "updateCurrentReassignment stops at once the replicas a replacing reassignment leaves out (U3), the "
+             "leader among them when an adding replica became leader (a preferred election): its OfflineReplica "
+             "transition leaves the partition leaderless while an ISR member is alive. Switch off: PR #13451's "
+             "replicasAreValid refuses such an AlterPartitionReassignments (INVALID_REPLICA_ASSIGNMENT); no "
+             "release or branch merged it, so the switch is on from 2.4 (KIP-455's code) to 3.9",
+             introduced_in=(2, 4)),
         _bug("DELETION_DURING_REASSIGNMENT", "(LinkedIn hotfix, linkedin/kafka#14)", "fix in parallel topic "
              "deletion and partition reassignment issue", "not fixed upstream", NEVER_FIXED,
              "reassignment_finishes_when_targets_alive", "reassignment-during-deletion",
@@ -150,11 +162,6 @@ NOT_MODELLED_BUGS: Mapping[str, tuple[str, str]] = {
     "KAFKA-9478": ("Remove zombie partition reassignments from ZooKeeper",
                    "needs two reassignment tools racing on /admin/reassign_partitions; the model's admin commands "
                    "are atomic, and 2.3's tool refuses to run while the znode exists"),
-    "KAFKA-14808": ("fix leaderless partition issue when controller removes unneeded replicas",
-                    "modelled unfixed (replicasAreValid of 2.4 - 3.9 has no leader check); no switch yet: with "
-                    "ElectLeaders the trigger is reached (three brokers, [0] -> [1, 2] then [2] through the API, one "
-                    "ISR expansion, a preferred ElectLeaders: leaderless at 30,757 states), the fixed "
-                    "replicasAreValid (PR #13451) is not written yet"),
     "KAFKA-13226": ("createTopic need sort brokerMetadata",
                     "lies in the broker's AdminManager (the unsorted alive-broker list of its metadata cache), not "
                     "in the controller; the model assigns from id-sorted broker lists"),

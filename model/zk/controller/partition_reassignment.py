@@ -457,10 +457,16 @@ def process_api_partition_reassignment(step: Step, reassignments: Sequence[tuple
 
 
 def replicas_are_valid(step: Step, tp: TopicPartition, target: Sequence[int] | None) -> str:
-    """``replicasAreValid`` (2.4; the message of KAFKA-9329, 2.5): "" when valid. A target is non-empty, without
-    duplicates or negative ids, and its adding replicas are live brokers (``liveBrokerIds``: registered, not
-    shutting down). KAFKA-14808's fix (PR #13451: a target whose unneeded replicas include the current leader is
-    refused) is in no release, so the model has none."""
+    """``replicasAreValid`` (2.4 - 3.4; the message of KAFKA-9329, 2.5; ``validateReplicas`` from 3.5, same
+    checks): "" when valid. A target is non-empty, without duplicates or negative ids, and its adding replicas
+    are live brokers (``liveBrokerIds``: registered, not shutting down). A cancellation (None) is not validated.
+
+    Switch ``KAFKA_14808`` off: PR #13451's check (commit bcca816cebe, on 3.6-era trunk; never merged, so no
+    release has it and the switch is on for every version): a target whose unneeded replicas (the current full
+    replica set minus the new one) include the current leader is refused, INVALID_REPLICA_ASSIGNMENT. The PR
+    reads the leader with ``partitionLeadershipInfo(tp).get`` (NoSuchElementException without leadership, which
+    ends the event). It guards the API path only: a cancellation and a reassignment through
+    /admin/reassign_partitions still stop a leading adding replica."""
     if target is None:
         return ""
     if not target or len(set(target)) != len(target) or any(r < 0 for r in target):
@@ -468,9 +474,14 @@ def replicas_are_valid(step: Step, tp: TopicPartition, target: Sequence[int] | N
     current = partition_full_replica_assignment(step, tp)
     new = current.reassign_to(target)
     live = set(step.live_brokers) - step.shutting_down_brokers
+    current_leader = None if step.scenario.bug("KAFKA_14808") else step.partition_leadership_info(tp).leader
+    unneeded = [r for r in current.replicas if r not in new.replicas]
     if not set(new.adding_replicas) <= live:
         return (f"Replica assignment has brokers that are not alive. Replica list: {list(new.adding_replicas)}, "
                 f"live broker list: {sorted(live)}")
+    if current_leader is not None and current_leader in unneeded:
+        return (f"Current leader is inside unneeded adding replicas. Current leader: {current_leader}, unneeded "
+                f"adding replica list: {unneeded}")
     return ""
 
 
@@ -543,9 +554,11 @@ def update_current_reassignment(step: Step, tp: TopicPartition, reassignment: Re
     are stopped at once (U3: an ongoing reassignment replaced or cancelled). The partition then joins
     ``partitionsBeingReassigned`` (its ISR-change watch registered).
 
-    U3 stops a replica whatever it is: KAFKA-14808 (unfixed in 3.9) is an adding replica that became the leader
-    (a preferred election) and is stopped by a replacing reassignment: its OfflineReplica transition leaves the
-    partition without a leader (:mod:`.replica_state_machine`'s ``removeReplicasFromIsr``)."""
+    U3 stops a replica whatever it is: KAFKA-14808 (switch ``KAFKA_14808``, no release fixed it) is an adding
+    replica that became the leader (a preferred election) and is stopped by a replacing reassignment: its
+    OfflineReplica transition leaves the partition without a leader (:mod:`.replica_state_machine`'s
+    ``removeReplicasFromIsr``). PR #13451's fix does not change U3: it refuses such a replacement earlier, in
+    :func:`replicas_are_valid`."""
     current = partition_full_replica_assignment(step, tp)
     if current != reassignment:
         update_replica_assignment_for_partition(step, tp, reassignment)  # U1
