@@ -35,7 +35,8 @@ class Pinned:
 #: kafka-14808 (30,757: a reassignment replaced after an ISR expansion and an ElectLeaders).
 BUG_SWITCH_SCENARIOS = ("election-retry", "kafka-3083", "kafka-3096", "kafka-3143", "kafka-3175", "kafka-4214",
                         "kafka-5083", "kafka-5310", "kafka-6082", "kafka-6193", "kafka-6612", "kafka-7482",
-                        "kafka-9212", "kafka-9672", "kafka-9866", "kafka-13225", "kafka-14808")
+                        "kafka-9212", "kafka-9672", "kafka-9866", "kafka-13225", "kafka-14808",
+                        "kafka-13972")
 
 
 #: Sometimes properties a scenario without a [check] list reports as never found when it has no reassignment,
@@ -149,6 +150,9 @@ PINNED: dict[str, Pinned] = {
         discoveries={"sometimes_reassignment_completes": 2, "leader_isr_within_assigned_replicas": 4}),
     "kafka-13225": Pinned(Outcome.VIOLATION, distinct=143, generated=197, depth=5, queue=58,
         discoveries={"metadata_live_brokers_current_when_idle": 4}),
+    # KIP-455's cancellation at 2.6 (KIP-570's StopReplica epochs), then the topic's deletion
+    "kafka-13972": Pinned(Outcome.VIOLATION, distinct=752, generated=1820, depth=21, queue=1,
+        discoveries={"no_stray_logs_when_idle": 20}),
     # KIP-455's replacement with KIP-460's ElectLeaders: three brokers, one ISR expansion
     "kafka-14808": Pinned(Outcome.VIOLATION, distinct=30757, generated=112442, depth=24, queue=252,
         discoveries={"leader_elected_when_isr_member_alive": 23}),

@@ -1,7 +1,7 @@
 """KIP-570 (Kafka 2.6, inter.broker.protocol.version 2.6-IV0): the leader epoch per partition in the StopReplica
 requests the controller queues (``ControllerChannelManager.addStopReplicaRequestForBrokers`` /
 ``sendStopReplicaRequests`` 2.6.0) and the broker's fencing of them (``ReplicaManager.stopReplicas`` 2.6.0, the
-equal epoch accepted from 3.5 by KAFKA-13972), stepped by hand."""
+equal epoch accepted from 3.5 by KAFKA-13972, the switch ``KAFKA_13972`` before), stepped by hand."""
 
 from __future__ import annotations
 
@@ -183,7 +183,7 @@ through_api = true
 cancelled_through_api = true
 [kafka]
 version = "{version}"
-"""
+{bugs}"""
 
 
 @pytest.mark.parametrize(("version", "kept"), [("2.5", False), ("2.6", True), ("3.4", True), ("3.5", False),
@@ -194,11 +194,28 @@ def test_cancelled_adding_replica_is_kept_at_2_6_to_3_4(version: str, kept: bool
     unchanged since. With KIP-570 (2.6, default protocol) broker 2 fences the equal epoch (FENCED_LEADER_EPOCH)
     and keeps the partition and its log until 3.5 (ReplicaManager.stopReplicas >=); before 2.6 the request has no
     epoch and stops it. The controller forgets the replica either way (U3 moves it to NonExistentReplica)."""
-    model = model_of(CANCELLATION.format(version=version))
+    assert _cancelled_adding_replica_kept(version, "") is kept
+
+
+@pytest.mark.parametrize(("version", "switch", "kept"), [("3.4", False, False), ("3.9", True, True),
+                                                         ("2.5", True, False)])
+def test_switch_kafka_13972_sets_the_equal_epoch_check(version: str, switch: bool, kept: bool) -> None:
+    """`[bugs] KAFKA_13972` decides the equal epoch whatever the version: off at 3.4 the cancelled replica is
+    stopped (3.5's >=), on at 3.9 it is kept (2.6 - 3.4's >); at 2.5 the request carries no epoch (KIP-570 is
+    2.6's), so the switch changes nothing."""
+    assert _cancelled_adding_replica_kept(version, f"[bugs]\nKAFKA_13972 = {str(switch).lower()}\n") is kept
+
+
+def _cancelled_adding_replica_kept(version: str, bugs: str) -> bool:
+    """[0, 1] -> [1, 2] through the API, applied, then cancelled: whether broker 2 keeps t-0 (hosted and its log);
+    the controller forgets the replica either way."""
+    model = model_of(CANCELLATION.format(version=version, bugs=bugs))
     s = take(model, initial(model), "AdminAlterPartitionReassignments", topic="t", command=0)
     s = settle(model, process(model, s))
     hosted = s.broker(2).hosted(("t", 0))
     assert hosted is not None and hosted.leader_epoch == 1
     s = settle(model, process(model, take(model, s, "AdminCancelPartitionReassignments", topic="t", command=0)))
-    assert (s.broker(2).hosted(("t", 0)) is not None, ("t", 0) in s.broker(2).logs) == (kept, kept)
     assert replica_state(s, "t", 0, 2) is ReplicaState.NonExistentReplica
+    kept = s.broker(2).hosted(("t", 0)) is not None
+    assert (("t", 0) in s.broker(2).logs) is kept
+    return kept

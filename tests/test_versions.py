@@ -84,7 +84,7 @@ PINNED_3_9: dict[str, Pinned] = {
 #: The others, and the change not modelled the loader names in refusing each at 3.9.
 REFUSED_3_9: dict[str, str] = {
     **dict.fromkeys(("add-partitions", "default", "controller-failover", "controller-move", "delete-disabled",
-                     "deletion-3brokers", "kafka-3175", "kafka-6612", "kafka-6650",
+                     "deletion-3brokers", "kafka-3175", "kafka-6612", "kafka-6650", "kafka-13972",
                      "planted-complete-on-first-success", "racks", "reassignment-during-deletion",
                      "stale-deletion-response", "stray-log-adopted-on-recreation", "stray-log-after-deletion",
                      "topic-recreation"), "KIP-516"),

@@ -138,6 +138,15 @@ BUGS: Mapping[str, BugSwitch] = {
              "replicasAreValid refuses such an AlterPartitionReassignments (INVALID_REPLICA_ASSIGNMENT); no "
              "release or branch merged it, so the switch is on from 2.4 (KIP-455's code) to 3.9",
              introduced_in=(2, 4)),
+        _bug("KAFKA_13972", "KAFKA-13972", "Ensure replica state deleted after reassignment cancellation",
+             "3.5.0", (3, 5), "no_stray_logs_when_idle", "kafka-13972",
+             "ReplicaManager.stopReplicas stops a partition only if the StopReplica's leader epoch is newer than "
+             "its own (>): a cancelled reassignment's adding replica, whose epoch no step bumped since phase A's "
+             "LeaderAndIsr, answers FENCED_LEADER_EPOCH and keeps the partition and its log while the controller "
+             "forgets the replica; a later deletion of the topic does not name it, so the log stays for good "
+             "(3.5.0, commit 653e284f: >=). On from 2.6, KIP-570's StopReplica v3 with leader epochs "
+             "(inter.broker.protocol.version 2.6-IV0): earlier requests carry no epoch",
+             introduced_in=(2, 6)),
         _bug("DELETION_DURING_REASSIGNMENT", "(LinkedIn hotfix, linkedin/kafka#14)", "fix in parallel topic "
              "deletion and partition reassignment issue", "not fixed upstream", NEVER_FIXED,
              "reassignment_finishes_when_targets_alive", "reassignment-during-deletion",

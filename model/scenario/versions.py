@@ -118,9 +118,6 @@ GATES: dict[str, Gate] = {g.name: g for g in (
     Gate("KAFKA_10149", (3, 4),
          "KAFKA-10149, KafkaController.checkAndTriggerAutoLeaderRebalance runs while reassignments are in progress "
          "(3.4.0)"),
-    Gate("KAFKA_13972", (3, 5),
-         "KAFKA-13972, ReplicaManager.stopReplicas stops a partition whose StopReplica carries its own leader "
-         "epoch (>= rather than >) (3.5.0)"),
     Gate("KIP_497", (2, 7),
          "KIP-497 (KAFKA-8836), AlterIsr: Partition.sendAlterIsrRequest / handleAlterIsrResponse with isrState "
          "PendingExpandIsr / PendingShrinkIsr, AlterIsrManager, KafkaController.processAlterIsr; no partition watch "

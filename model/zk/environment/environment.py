@@ -95,7 +95,7 @@ def broker_apply_request(step: Step, broker: int, *, storage_error: TopicPartiti
         step.brokers[broker] = _update_metadata(b, request)
     else:
         step.brokers[broker], not_stopped = _stop_replicas(b, request, storage_error,
-                                                           step.scenario.since("KAFKA_13972"))
+                                                           not step.scenario.bug("KAFKA_13972"))
         deleted = request.deleted_partitions()
         if deleted:
             step.stray_logs -= {(broker, tp) for tp in deleted if tp not in not_stopped}
@@ -310,7 +310,8 @@ def _stop_replicas(b: BrokerState, request: Request, storage_error: TopicPartiti
     ``stopReplicas`` 2.6.0) a partition the broker hosts is stopped only if the request's leader epoch is
     ``EpochDuringDelete`` (-2), ``NoEpoch`` (-1, every partition of an older request) or newer than the
     partition's own; otherwise it is answered FENCED_LEADER_EPOCH and left as it is, an equal epoch included
-    until 3.5 (KAFKA-13972, ``accept_equal_epoch``: an equal epoch is stopped). A partition the broker does not
+    while switch ``KAFKA_13972`` is on (2.6 - 3.4: ``requestLeaderEpoch > currentLeaderEpoch``; its fix, commit
+    653e284f of 3.5.0, accepts an equal epoch, ``>=``: ``accept_equal_epoch``). A partition the broker does not
     host is stopped whatever its epoch (its log, if any, deleted).
 
     Deviation: the partition whose deletion fails (``storage_error``) is left as it was, its fetcher
