@@ -479,8 +479,10 @@ def isr_settled(s: ClusterState) -> bool:
 def _reassignment_finishes(scenario: Scenario) -> Check:
     """A reassignment waits, on purpose, for its target replicas to join the ISR, so it is judged only
     once every follower that can catch up has (``isr_settled``). One whose target broker is down
-    waits for its restart, and one of a partition without a live leader (every ISR member down: no
-    replica can catch up) waits for the leader's return; neither is judged."""
+    waits for its restart, as does one whose target replica's log is on a failed log directory (the
+    broker's restart repairs it), and one of a partition without a live leader (every ISR member down: no
+    replica can catch up) waits for the leader's return; none is judged. A target broker that marked the
+    partition offline without having its log (KAFKA-10314) is judged: no disk of that log failed."""
 
     def check(s: ClusterState) -> dict[str, Any] | None:
         pending = dict(s.controller.partitions_being_reassigned) | dict(s.zk.reassign_partitions)
@@ -490,7 +492,8 @@ def _reassignment_finishes(scenario: Scenario) -> Check:
         in_znode = dict(s.zk.reassign_partitions)
         for tp, target in sorted(pending.items()):
             lai = s.zk.partition_state(tp)
-            if set(target) <= alive and (lai is None or lai.leader in alive):
+            on_failed_disk = {b.id for b in s.brokers if tp in b.offline_logs and tp in b.logs}
+            if set(target) <= alive - on_failed_disk and (lai is None or lai.leader in alive):
                 assigned = s.zk.replicas(tp)
                 return {"partition": _tp(tp), "target_replicas": list(target),
                         "assignment": None if assigned is None else list(assigned),

@@ -43,7 +43,8 @@ SLOW_FOR_HYPOTHESIS = {"kafka-6650", "stale-deletion-response", "reassignment-du
                        "election-retry", "kafka-6082", "kafka-7482", "kafka-9212",
                        # BUG_SWITCH_SCENARIOS: 2 to 29 s each to the violation on a loaded machine (seed 0)
                        "kafka-3083", "kafka-3096", "kafka-3143", "kafka-3175", "kafka-4214", "kafka-5083",
-                       "kafka-5310", "kafka-6193", "kafka-6612", "kafka-9672", "kafka-9866", "kafka-14808"}
+                       "kafka-5310", "kafka-6193", "kafka-6612", "kafka-9672", "kafka-9866", "kafka-14808",
+                       "kafka-10314"}
 
 #: Violations Hypothesis finds within its default budget only after minutes: their cross-checks run when
 #: KMC_LONG_CROSS_CHECKS=1 (they would take the slow set past its budget). One walk choosing an action family

@@ -522,6 +522,20 @@ def test_reassignment_property_waits_for_followers_that_can_still_catch_up() -> 
     assert check(no_leader) is None
 
 
+def test_reassignment_property_waits_for_a_target_log_on_a_failed_directory_only() -> None:
+    """A target replica whose log is on a failed log directory waits for its broker's restart (not judged); one the
+    broker marked offline without having its log (KAFKA-10314: it could not create it) is judged."""
+    scenario = scenario_of(SCENARIO)
+    check = check_of("reassignment_finishes_when_targets_alive", scenario)
+    s = set_zk(initial_of(scenario), reassign_partitions=((("t", 0), (0, 1)),))
+    target = s.broker(1)
+    assert ("t", 0) in target.logs
+    failed_disk = set_broker(s, attrs.evolve(target, offline_logs=(("t", 0),)))
+    assert check(failed_disk) is None
+    never_created = set_broker(s, attrs.evolve(target, offline_logs=(("t", 0),), logs=()))
+    assert check(never_created) is not None
+
+
 def test_sometimes_topic_recreated_needs_the_admin_recreation() -> None:
     """sometimes_topic_recreated reports a topic created by TopicChange only when an admin re-created it."""
     scenario = scenario_of(SCENARIO)

@@ -350,3 +350,25 @@ def test_kafka_14808_replacement_stops_the_leading_adding_replica(bug_on: bool) 
             "AlterPartitionReassignments response: t-0: INVALID_REPLICA_ASSIGNMENT: Current leader is inside "
             "unneeded adding replicas. Current leader: 1, unneeded adding replica list: [1]")
         assert replaced.zk == s.zk and lai_of(replaced) == (1, 2, (0, 1))
+
+
+@pytest.mark.parametrize("bug_on", [True, False], ids=["KAFKA_10314-on", "KAFKA_10314-off"])
+def test_kafka_10314_adding_replica_on_a_broker_with_an_offline_log_directory(bug_on: bool) -> None:
+    """KAFKA-10314's trigger (kafka-10314, 2.6): broker 1's directory of u-0 fails, then t-0 [0] -> [1]. With the bug
+    A1's LeaderAndIsr says isNew=false to the adding replica 1: LogManager.getOrCreateLog refuses to create the log
+    (a directory is offline), broker 1 marks t-0 offline and answers KAFKA_STORAGE_ERROR, also to A2's isNew=true
+    request, and the controller takes replica 1 offline: the reassignment waits with both brokers alive. 2.7's fix
+    (switch off) sends isNew=true to the adding replica: broker 1 creates the log and follows leader 0."""
+    m = KafkaControllerModel(with_bug(resolve_scenario("kafka-10314"), "KAFKA_10314", on=bug_on))
+    s = take(m, initial(m), "LogDirFailure", 1, "u", partition=0)
+    s = settle(m, process(m, take(m, s, "AdminReassignPartitions", topic="t", command=0)))
+    assert leader_and_isr(s, 1) == []
+    broker_1 = s.broker(1)
+    if bug_on:
+        assert ("t", 0) in broker_1.offline_logs and ("t", 0) not in broker_1.logs
+        assert replica_state(s, "t", 0, 1) is R.OfflineReplica
+    else:
+        hosted = broker_1.hosted(("t", 0))
+        assert hosted is not None and hosted.fetching and ("t", 0) in broker_1.logs
+        assert replica_state(s, "t", 0, 1) is R.NewReplica
+    assert dict(s.controller.partitions_being_reassigned) == {T0: (1,)}

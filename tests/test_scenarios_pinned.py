@@ -36,7 +36,7 @@ class Pinned:
 BUG_SWITCH_SCENARIOS = ("election-retry", "kafka-3083", "kafka-3096", "kafka-3143", "kafka-3175", "kafka-4214",
                         "kafka-5083", "kafka-5310", "kafka-6082", "kafka-6193", "kafka-6612", "kafka-7482",
                         "kafka-9212", "kafka-9672", "kafka-9866", "kafka-13225", "kafka-14808",
-                        "kafka-13972")
+                        "kafka-13972", "kafka-10314")
 
 
 #: Sometimes properties a scenario without a [check] list reports as never found when it has no reassignment,
@@ -150,6 +150,9 @@ PINNED: dict[str, Pinned] = {
         discoveries={"sometimes_reassignment_completes": 2, "leader_isr_within_assigned_replicas": 4}),
     "kafka-13225": Pinned(Outcome.VIOLATION, distinct=143, generated=197, depth=5, queue=58,
         discoveries={"metadata_live_brokers_current_when_idle": 4}),
+    # a reassignment's adding replica on a broker with a failed log directory, at 2.6
+    "kafka-10314": Pinned(Outcome.VIOLATION, distinct=3827, generated=9348, depth=17, queue=390,
+        discoveries={"reassignment_finishes_when_targets_alive": 16}),
     # KIP-455's cancellation at 2.6 (KIP-570's StopReplica epochs), then the topic's deletion
     "kafka-13972": Pinned(Outcome.VIOLATION, distinct=752, generated=1820, depth=21, queue=1,
         discoveries={"no_stray_logs_when_idle": 20}),

@@ -1005,8 +1005,15 @@ def _partitions_not_accepted(v: _StepView, request: Request) -> list[str]:
         name, who = partition_name(p.partition), f"broker {v.broker}"
         if v.broker not in p.replicas:
             why = f"it is not one of the assigned replicas {_ids(p.replicas)} (UNKNOWN_TOPIC_OR_PARTITION)"
+        elif p.partition in before.offline_logs and p.partition not in before.logs:
+            why = ("it marked the partition offline when it could not create its log (KAFKA_STORAGE_ERROR until it "
+                   "restarts)")
         elif p.partition in before.offline_logs:
             why = "its log directory for the partition has failed (KAFKA_STORAGE_ERROR)"
+        elif p.partition in after.offline_logs:
+            why = ("it has no log of the partition, the request says isNew=false and one of its log directories is "
+                   "offline: LogManager.getOrCreateLog refuses (KAFKA_STORAGE_ERROR) and the partition is marked "
+                   "offline (KAFKA-10314)")
         elif p.partition in held_before and p.leader_epoch <= held_before[p.partition]:
             why = (f"leader epoch {p.leader_epoch} is not newer than the {held_before[p.partition]} it holds "
                    "(STALE_CONTROLLER_EPOCH for the partition)")

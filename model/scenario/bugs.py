@@ -147,6 +147,13 @@ BUGS: Mapping[str, BugSwitch] = {
              "(3.5.0, commit 653e284f: >=). On from 2.6, KIP-570's StopReplica v3 with leader epochs "
              "(inter.broker.protocol.version 2.6-IV0): earlier requests carry no epoch",
              introduced_in=(2, 6)),
+        _bug("KAFKA_10314", "KAFKA-10314", "KafkaStorageException on reassignment when offline log directories "
+             "exist", "2.7.0", (2, 7), "reassignment_finishes_when_targets_alive", "kafka-10314",
+             "the reassignment's leader-epoch bump (updateLeaderEpochAndSendRequest) sends LeaderAndIsr with isNew "
+             "false to the adding replicas too: a target broker with an offline log directory cannot tell whether "
+             "their log was on it, refuses to create it (LogManager.getOrCreateLog, KafkaStorageException) and "
+             "marks the partition offline, so the reassignment waits for good while the broker and the leader are "
+             "alive (2.7.0, commit 23cade85067: isNew true for the adding replicas)"),
         _bug("DELETION_DURING_REASSIGNMENT", "(LinkedIn hotfix, linkedin/kafka#14)", "fix in parallel topic "
              "deletion and partition reassignment issue", "not fixed upstream", NEVER_FIXED,
              "reassignment_finishes_when_targets_alive", "reassignment-during-deletion",

@@ -180,7 +180,7 @@ def on_partition_reassignment(step: Step, tp: TopicPartition, target: tuple[int,
         new_replicas = [r for r in target if r not in assigned]  # RAR -- OAR
         new_and_old = tuple(dict.fromkeys((*target, *assigned)))  # (RAR ++ OAR).toSet
         update_assigned_replicas_for_partition(step, tp, new_and_old)  # 1
-        update_leader_epoch_and_send_request(step, tp, step.assignment[tp], new_and_old)  # 2
+        update_leader_epoch_and_send_request(step, tp, step.assignment[tp], new_and_old, new_replicas)  # 2
         for r in new_replicas:  # 3
             replica_state_machine.handle_state_changes(step, [(tp[0], tp[1], r)], R.NewReplica)
         step.messages.append(f"Waiting for new replicas {list(target)} for partition {tp[0]}-{tp[1]} being "
@@ -268,11 +268,23 @@ def update_leader_epoch(step: Step, tp: TopicPartition) -> LeaderAndIsr:
 
 
 def update_leader_epoch_and_send_request(step: Step, tp: TopicPartition, recipients: Sequence[int],
-                                         new_assigned: tuple[int, ...]) -> None:
+                                         new_assigned: tuple[int, ...], adding: Sequence[int] = ()) -> None:
     """``updateLeaderEpochAndSendRequest``: LeaderAndIsr with the bumped epoch and ``new_assigned``
-    (its UpdateMetadata is built from the controller's cache, which still has the older epoch)."""
+    (its UpdateMetadata is built from the controller's cache, which still has the older epoch), ``isNew`` false
+    for every recipient (1.1 - 2.6).
+
+    Switch ``KAFKA_10314`` off (its fix, 2.7.0, commit 23cade85067): ``isNew`` false for the recipients but the
+    ``adding`` replicas, true for those, so that a broker with an offline log directory creates their log in a
+    good one (with false it refuses, KafkaStorageException, and marks the partition offline). Kafka's fix is in
+    KIP-455's ``updateLeaderEpochAndSendRequest`` (origin replicas, then adding replicas); with the switch off
+    before 2.4 the model applies it to 2.3's step 2 alike (RAR - OAR adding), which no release did."""
     lai = update_leader_epoch(step, tp)
-    step.add_leader_and_isr_request(recipients, tp, lai, new_assigned, is_new=False)
+    if step.scenario.bug("KAFKA_10314"):
+        step.add_leader_and_isr_request(recipients, tp, lai, new_assigned, is_new=False)
+    else:
+        step.add_leader_and_isr_request([r for r in recipients if r not in adding], tp, lai, new_assigned,
+                                        is_new=False)
+        step.add_leader_and_isr_request([r for r in recipients if r in adding], tp, lai, new_assigned, is_new=True)
     step.send_requests_to_brokers()
 
 
@@ -530,7 +542,7 @@ def on_partition_reassignment_kip_455(step: Step, tp: TopicPartition, reassignme
     update_current_reassignment(step, tp, reassignment)
     adding, removing = reassignment.adding_replicas, reassignment.removing_replicas
     if not is_reassignment_complete(step, tp, reassignment):
-        update_leader_epoch_and_send_request(step, tp, reassignment.replicas, reassignment.replicas)  # A1
+        update_leader_epoch_and_send_request(step, tp, reassignment.replicas, reassignment.replicas, adding)  # A1
         for r in adding:  # A2
             replica_state_machine.handle_state_changes(step, [(tp[0], tp[1], r)], R.NewReplica)
         step.messages.append(f"Waiting for new replicas {list(reassignment.target_replicas)} for partition "

@@ -41,6 +41,7 @@ from model.zk.state.values import (
     ControllerEvent,
     EventKind,
     HostedPartition,
+    PartitionLeaderState,
     Request,
     RequestKind,
     TopicPartition,
@@ -144,7 +145,7 @@ def _leader_and_isr_response(step: Step, b: BrokerState, request: Request) -> No
     for s in request.leader_states:
         if b.id not in s.replicas:
             continue  # UNKNOWN_TOPIC_OR_PARTITION
-        if s.partition in b.offline_logs:
+        if s.partition in b.offline_logs or _cannot_create_log(b, s):
             offline.append(s.partition)
         elif (current := hosted.get(s.partition)) is None or s.leader_epoch > current.leader_epoch:
             online.append(s.partition)  # applied: NONE (a leader epoch not newer: STALE_CONTROLLER_EPOCH)
@@ -223,7 +224,11 @@ def _become_leader_or_follower(b: BrokerState, request: Request, filter_isr: boo
     the local replica and its log ("cannot become follower since the new leader … is unavailable"),
     and the broker keeps the leader epoch it had: -1 for a partition it did not host before.
 
-    A partition on a failed log directory is answered with KAFKA_STORAGE_ERROR and not changed. A leader keeps
+    A partition on a failed log directory is answered with KAFKA_STORAGE_ERROR and not changed. So is a partition
+    the broker has no log of, when the request's ``isNew`` is false and a log directory of the broker is offline
+    (:func:`_cannot_create_log`: ``LogManager.getOrCreateLog`` throws KafkaStorageException, 1.1 - 3.9); the broker
+    then marks it offline (``becomeLeaderOrFollower``'s ``markPartitionOffline`` for a partition left without a
+    local log), and answers KAFKA_STORAGE_ERROR for it until it restarts. A leader keeps
     the request's ISR as it is (``Partition.makeLeader``), members the request no longer assigns included;
     ``filter_isr`` (the switch KAFKA_9672 off: KAFKA-6638's patch, as Kafka 3.0's broker after KAFKA-9672)
     keeps only the assigned ones.
@@ -234,11 +239,15 @@ def _become_leader_or_follower(b: BrokerState, request: Request, filter_isr: boo
     """
     hosted = {h.partition: h for h in b.partitions}
     logs = set(b.logs)
+    offline = set(b.offline_logs)
     for s in request.leader_states:
         if b.id not in s.replicas:
             continue  # UNKNOWN_TOPIC_OR_PARTITION: not an assigned replica
         if s.partition in b.offline_logs:
             continue  # KAFKA_STORAGE_ERROR
+        if _cannot_create_log(b, s):
+            offline.add(s.partition)  # KAFKA_STORAGE_ERROR, then markPartitionOffline
+            continue
         current = hosted.get(s.partition)
         if current is not None and s.leader_epoch <= current.leader_epoch:
             continue  # STALE_CONTROLLER_EPOCH for that partition (leader epoch not newer)
@@ -255,7 +264,16 @@ def _become_leader_or_follower(b: BrokerState, request: Request, filter_isr: boo
         elif current is None:
             hosted[s.partition] = HostedPartition(partition=s.partition, leader_epoch=-1, leader=NO_LEADER)
     return attrs.evolve(b, controller_epoch=max(b.controller_epoch, request.controller_epoch),
-                        partitions=tuple(hosted[tp] for tp in sorted(hosted)), logs=tuple(sorted(logs)))
+                        partitions=tuple(hosted[tp] for tp in sorted(hosted)), logs=tuple(sorted(logs)),
+                        offline_logs=tuple(sorted(offline)))
+
+
+def _cannot_create_log(b: BrokerState, s: PartitionLeaderState) -> bool:
+    """``LogManager.getOrCreateLog`` (1.1 - 3.9): a log the broker does not have is created only if the request says
+    ``isNew`` or no log directory is offline ("Can not create log for ... because log directories ... are offline");
+    a broker with a failed directory cannot tell whether the log was on it. The model's broker has a directory
+    offline when one of its partitions' logs is on a failed one (each log in a directory of its own)."""
+    return s.partition not in b.logs and not s.is_new and bool(b.offline_logs)
 
 
 def _update_metadata(b: BrokerState, request: Request) -> BrokerState:
