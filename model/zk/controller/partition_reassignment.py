@@ -469,8 +469,8 @@ def process_api_partition_reassignment(step: Step, reassignments: Sequence[tuple
 
 
 def replicas_are_valid(step: Step, tp: TopicPartition, target: Sequence[int] | None) -> str:
-    """``replicasAreValid`` (2.4 - 3.4; the message of KAFKA-9329, 2.5; ``validateReplicas`` from 3.5, same
-    checks): "" when valid. A target is non-empty, without duplicates or negative ids, and its adding replicas
+    """``replicasAreValid`` (2.4; ``validateReplicas`` from 2.5, KAFKA-9329's messages, same checks): "" when
+    valid. A target is non-empty, without duplicates or negative ids, and its adding replicas
     are live brokers (``liveBrokerIds``: registered, not shutting down). A cancellation (None) is not validated.
 
     Switch ``KAFKA_14808`` off: PR #13451's check (commit bcca816cebe, on 3.6-era trunk; never merged, so no
