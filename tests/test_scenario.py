@@ -141,8 +141,10 @@ def test_missing_file_raises_scenario_error(tmp_path: Path) -> None:
 # ---- defaults -------------------------------------------------------------------------------------
 
 
-#: The bugs no release up to 2.3 fixed: on by default for every modelled version.
-UNFIXED_IN_2_3 = {"KAFKA_9212", "KAFKA_8286", "KAFKA_9866", "KAFKA_9672", "KAFKA_13225", "DELETION_DURING_REASSIGNMENT"}
+#: The bugs no release up to 2.3 fixed: on by default for every modelled version up to 2.3 (KAFKA_14808 and
+#: KAFKA_13972 are in code of 2.4 and 2.6, on from there).
+UNFIXED_IN_2_3 = {"KAFKA_9212", "KAFKA_8286", "KAFKA_9866", "KAFKA_9672", "KAFKA_13225", "KAFKA_10314",
+                  "DELETION_DURING_REASSIGNMENT"}
 
 
 def test_defaults_of_a_minimal_scenario() -> None:
@@ -341,10 +343,20 @@ def test_cli_rejects_driver_level_seconds_with_the_local_engine(tmp_path: Path) 
 
 def test_versions_after_2_3_run_what_the_model_has() -> None:
     """2.4 - 3.9 load where every change the scenario reaches is modelled: a 3.9 cluster speaking protocol 2.5
-    without ISR changes; its bug defaults are those of 3.9 (every 2.x fix in)."""
+    without ISR changes; its bug defaults are those of 3.9 (every 2.x fix in; the two never fixed upstream on)."""
     scenario = load_scenario(GOOD + '[kafka]\nversion = "3.9"\ninter_broker_protocol_version = "2.5"\n')
     assert (scenario.version, scenario.inter_broker_protocol) == ((3, 9), (2, 5))
     assert not scenario.bug("KAFKA_13225") and scenario.since("KAFKA_10149") and not scenario.since("KIP_570")
-    assert scenario.bugs == frozenset({"DELETION_DURING_REASSIGNMENT"})
+    assert scenario.bugs == frozenset({"DELETION_DURING_REASSIGNMENT", "KAFKA_14808"})
     assert load_scenario(GOOD).inter_broker_protocol == (2, 3)
     assert load_scenario(GOOD + '[kafka]\nversion = "3.9"\n').since("KIP_570")
+
+
+@pytest.mark.parametrize(("version", "on"), [("2.3", set()), ("2.4", {"KAFKA_14808"}),
+                                             ("2.6", {"KAFKA_14808", "KAFKA_13972"}),
+                                             ("3.4", {"KAFKA_14808", "KAFKA_13972"}), ("3.5", {"KAFKA_14808"})])
+def test_a_bug_in_later_code_is_on_from_the_release_that_wrote_it(version: str, on: set[str]) -> None:
+    """KAFKA_14808 (KIP-455's code, never fixed) is on from 2.4, KAFKA_13972 (KIP-570's StopReplica epochs) from 2.6
+    until its fix in 3.5; before the code existed neither is on."""
+    scenario = load_scenario(GOOD + f'[kafka]\nversion = "{version}"\ninter_broker_protocol_version = "2.3"\n')
+    assert scenario.bugs & {"KAFKA_14808", "KAFKA_13972"} == on
