@@ -77,6 +77,21 @@ def isr_members_eligible(state: KraftState) -> Evidence | None:
     return None
 
 
+def no_leader_in_controlled_shutdown(state: KraftState) -> Evidence | None:
+    """KIP-841: no broker the controller has put in controlled shutdown leads a partition in its image. The
+    controller writes ``InControlledShutdown`` while it processes the broker's heartbeat asking to shut down
+    (``handleBrokerInControlledShutdown``, 3.3.0 on), in the same batch as the PartitionChangeRecords that move
+    leadership off the broker (``generateLeaderAndIsrUpdates`` with ``brokerToRemove``); from then until the broker
+    registers again no election may pick it (``isAcceptableLeader`` is ``clusterControl::active``). A leader that
+    is fenced as well is ``kraft_no_fenced_leader``'s."""
+    image = state.image
+    for i, p in enumerate(image.partitions):
+        registration = image.broker(p.leader)
+        if registration is not None and registration.in_controlled_shutdown and not registration.fenced:
+            return {"partition": i, "leader": p.leader, "leader_epoch": p.leader_epoch}
+    return None
+
+
 def no_acknowledged_record_lost(state: KraftState) -> Evidence | None:
     image = state.image
     for i, p in enumerate(image.partitions):
@@ -128,6 +143,9 @@ _register("kraft_no_fenced_leader", PropertyKind.ALWAYS, "protocol",
 _register("kraft_isr_members_eligible", PropertyKind.ALWAYS, "protocol",
           "an ISR of two or more members names only unfenced brokers not in controlled shutdown (KIP-841)",
           isr_members_eligible)
+_register("kraft_no_leader_in_controlled_shutdown", PropertyKind.ALWAYS, "protocol",
+          "no broker the controller has put in controlled shutdown leads a partition in its image (KIP-841)",
+          no_leader_in_controlled_shutdown)
 _register("kraft_no_acknowledged_record_lost", PropertyKind.ALWAYS, "protocol",
           "a running, unfenced leader holds every record acknowledged to an acks=all producer",
           no_acknowledged_record_lost)

@@ -93,6 +93,12 @@ PINNED: dict[str, Pinned] = {
         "sometimes_kraft_ControlledShutdownHeartbeat": 2, "sometimes_kraft_ReplayMetadataRecord": 2,
         "sometimes_kraft_UnfenceBroker": 2, "sometimes_kraft_record_acknowledged": 2,
         "kraft_isr_members_eligible": 4}),
+    "kraft-kafka-13916-leader-election": Pinned(Outcome.VIOLATION, distinct=457, generated=846, depth=5, queue=239,
+        discoveries={
+        "sometimes_kraft_BeginControlledShutdown": 1, "sometimes_kraft_Fetch": 1, "sometimes_kraft_Produce": 1,
+        "sometimes_kraft_SessionExpiry": 1, "sometimes_kraft_ControlledShutdownHeartbeat": 2,
+        "sometimes_kraft_ReplayMetadataRecord": 2, "sometimes_kraft_UnfenceBroker": 2,
+        "sometimes_kraft_record_acknowledged": 3, "kraft_no_leader_in_controlled_shutdown": 4}),
     "kraft-kafka-14617": Pinned(Outcome.VIOLATION, distinct=11795, generated=23612, depth=12, queue=1332,
         discoveries={
         "sometimes_kraft_AlterPartition": 1, "sometimes_kraft_Fetch": 1, "sometimes_kraft_Produce": 1,
@@ -133,6 +139,11 @@ PINNED_SWITCH_OFF: dict[str, Pinned] = {
         "sometimes_kraft_Fetch": 1, "sometimes_kraft_Produce": 1, "sometimes_kraft_SessionExpiry": 1,
         "sometimes_kraft_ControlledShutdownHeartbeat": 2, "sometimes_kraft_ReplayMetadataRecord": 2,
         "sometimes_kraft_UnfenceBroker": 2, "sometimes_kraft_record_acknowledged": 2}),
+    "KAFKA_13916_LEADER_ELECTION": Pinned(Outcome.OK, distinct=1827, generated=3750, depth=13, queue=0, discoveries={
+        "sometimes_kraft_BeginControlledShutdown": 1, "sometimes_kraft_Fetch": 1, "sometimes_kraft_Produce": 1,
+        "sometimes_kraft_SessionExpiry": 1, "sometimes_kraft_ControlledShutdownHeartbeat": 2,
+        "sometimes_kraft_ReplayMetadataRecord": 2, "sometimes_kraft_UnfenceBroker": 2,
+        "sometimes_kraft_record_acknowledged": 3}),
     "KAFKA_14617": Pinned(Outcome.OK, distinct=13274, generated=27974, depth=18, queue=0, discoveries={
         "sometimes_kraft_AlterPartition": 1, "sometimes_kraft_Fetch": 1, "sometimes_kraft_Produce": 1,
         "sometimes_kraft_SessionExpiry": 1, "sometimes_kraft_UncleanShutdown": 1,
@@ -158,6 +169,10 @@ TRACES = {
     "kraft-kafka-13916": [
         "SessionExpiry(broker=1)", "Fetch(broker=1, orders-0)", "ReplayMetadataRecord(broker=0)",
         "AlterPartition(broker=0, orders-0, newIsr=[0, 1])"],
+    # the ISR's last member, in controlled shutdown and leaderless, is elected again when broker 1 is unfenced
+    "kraft-kafka-13916-leader-election": [
+        "SessionExpiry(broker=1)", "BeginControlledShutdown(broker=0)", "ControlledShutdownHeartbeat(broker=0)",
+        "UnfenceBroker(broker=1)"],
     # the fetch state of broker 1's first incarnation takes its second, with an empty log, into the ISR
     "kraft-kafka-14617": [
         "Produce(broker=0, orders-0)", "Fetch(broker=1, orders-0)", "Fetch(broker=1, orders-0)",
@@ -205,10 +220,13 @@ def test_every_shipped_kraft_scenario_is_pinned_and_runs_by_name() -> None:
 
 
 def test_every_kraft_switch_names_its_property_and_a_shipped_scenario_that_has_it_on() -> None:
-    """Each KRaft switch is named after its JIRA, off by default at 3.9 (every fix in the table is older), breaks a
-    KRaft property, and names a shipped KRaft scenario that turns it on and is pinned as violating that property."""
+    """Each KRaft switch is named after its JIRA (a JIRA's second fix after the JIRA and what it changes), off by
+    default at 3.9 (every fix in the table is older), breaks a KRaft property, and names a shipped KRaft scenario that
+    turns it on and is pinned as violating that property."""
     for bug in KRAFT_BUGS.values():
-        assert bug.name == bug.jira.replace("-", "_") and bug.name not in BUGS
+        jira = bug.jira.replace("-", "_")
+        assert bug.name == jira or (bug.name.startswith(jira + "_") and jira in KRAFT_BUGS), bug.name
+        assert bug.name not in BUGS
         assert bug.fixed_in is not None and not bug.default_for((3, 9))
         assert bug.breaks in KRAFT_REGISTRY, bug.name
         scenario = resolve_scenario(bug.scenario)

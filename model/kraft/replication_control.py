@@ -50,6 +50,20 @@ def has_leaderships(image: MetadataImage, broker: int) -> bool:
     return any(p.leader == broker for p in image.partitions)
 
 
+def is_acceptable_leader(image: MetadataImage, settings: KraftSettings, broker: int) -> bool:
+    """``clusterControl::active``, the acceptable-leader test of every election: registered, unfenced and not in
+    controlled shutdown.
+
+    Bug switch ``KAFKA_13916_LEADER_ELECTION``: ``clusterControl.unfenced(r)``, 3.2.0's test, which takes a broker
+    in controlled shutdown; 151ca12a56c (KAFKA-13916's first commit, 3.3.0) replaced it with ``active`` in
+    ``generateLeaderAndIsrUpdates``, ``alterPartition`` and the elections the model leaves out. Deviation: with the
+    switch on the controller still writes ``InControlledShutdown`` (151ca12a56c added the field; 3.2.0 kept the
+    state in ``BrokerHeartbeatManager`` only); the switch changes which brokers an election accepts, nothing else."""
+    if settings.bug("KAFKA_13916_LEADER_ELECTION"):
+        return not image.is_fenced(broker)
+    return image.is_active(broker)
+
+
 def generate_leader_and_isr_updates(image: MetadataImage, settings: KraftSettings, partitions: Iterable[int], *,
                                     broker_to_remove: int = NO_LEADER, broker_to_add: int = NO_LEADER,
                                     broker_with_unclean_shutdown: int = NO_LEADER) -> list[PartitionChangeRecord]:
@@ -58,7 +72,7 @@ def generate_leader_and_isr_updates(image: MetadataImage, settings: KraftSetting
 
     def acceptable(r: int) -> bool:
         return (r != broker_to_remove and r != broker_with_unclean_shutdown
-                and (r == broker_to_add or image.is_active(r)))
+                and (r == broker_to_add or is_acceptable_leader(image, settings, r)))
 
     records = []
     for index in partitions:
@@ -158,7 +172,8 @@ def alter_partition(image: MetadataImage, settings: KraftSettings, broker: int, 
                  and registration.epoch != epoch)
         if ineligible or stale:
             return "INELIGIBLE_REPLICA", None
-    record = build(index, partition, is_acceptable_leader=image.is_active, min_isr=settings.min_insync_replicas,
+    record = build(index, partition, is_acceptable_leader=lambda r: is_acceptable_leader(image, settings, r),
+                   min_isr=settings.min_insync_replicas,
                    eligible_leader_replicas_enabled=settings.eligible_leader_replicas_enable,
                    unclean=settings.unclean_leader_election_enable, target_isr=isr,
                    target_leader_recovery_state=RECOVERED)

@@ -24,6 +24,13 @@ KRAFT_BUGS: Mapping[str, BugSwitch] = {
              "validateAlterPartitionData has no ineligibleReplicasForIsr check (INELIGIBLE_REPLICA) and the "
              "leader's Partition.maybeExpandIsr no isReplicaIsrEligible (commit f83d95d9a28; 3.2.0's "
              "alterPartition)"),
+        _bug("KAFKA_13916_LEADER_ELECTION", "KAFKA-13916", "Fenced replicas should not be allowed to join the ISR "
+             "in KRaft", "3.3.0", (3, 3), "kraft_no_leader_in_controlled_shutdown",
+             "kraft-kafka-13916-leader-election",
+             "the same JIRA's other fix (KIP-841's first commit, 151ca12a56c): every election takes a broker in "
+             "controlled shutdown as an acceptable leader (isAcceptableLeader is clusterControl.unfenced, not "
+             "active), so a partition whose only ISR member is shutting down, left leaderless by its controlled "
+             "shutdown, elects it again when another broker is unfenced (3.2.0's generateLeaderAndIsrUpdates)"),
         _bug("KAFKA_14617", "KAFKA-14617", "Update AlterPartitionRequest and enable Kraft controller to reject "
              "stale request (KIP-903)", "3.5.0", (3, 5), "kraft_no_acknowledged_record_lost",
              "kraft-kafka-14617",
