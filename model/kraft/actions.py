@@ -41,6 +41,7 @@ class ActionKind(enum.Enum):
     BeginControlledShutdown = "BeginControlledShutdown"
     ControlledShutdownHeartbeat = "ControlledShutdownHeartbeat"
     SessionExpiry = "SessionExpiry"
+    MaybeFenceStaleBrokers = "MaybeFenceStaleBrokers"
     UncleanShutdown = "UncleanShutdown"
     Produce = "Produce"
     Fetch = "Fetch"
@@ -53,6 +54,7 @@ class Action:
     broker: int
     partition: int = -1
     isr: tuple[int, ...] = ()  # AlterPartition's new ISR
+    stale: tuple[int, ...] = ()  # MaybeFenceStaleBrokers' brokers, in findStaleBrokers' order
 
 
 @attrs.frozen
@@ -157,6 +159,30 @@ def session_expiry(scenario: Scenario, state: KraftState, action: Action) -> Kra
     return _spend(state2, "session_expiries") if state.brokers[i].alive else state2
 
 
+def maybe_fence_stale_brokers(scenario: Scenario, state: KraftState, action: Action) -> KraftState | None:
+    """Bug switch ``KAFKA_13173``: two brokers' sessions expired before one check, and 2.8's
+    ``ReplicationControlManager.maybeFenceStaleBrokers`` fences both in one controller event: for each broker
+    ``findStaleBrokers`` returns (the unfenced brokers by last contact, any order), ``handleBrokerFenced`` appends
+    its records to one list, every call reading the partitions and registrations as they were before the event
+    (``QuorumController`` replays a write event's records once it has generated them all). Its
+    PartitionChangeRecords are each built against the same image; replayed in turn, the later ones keep the
+    leader the earlier ones moved (``NO_LEADER_CHANGE``) and overwrite their ISR. 3.0.0 (fe7bced3f69; b1b872bd4ea,
+    3.1.0, on trunk) fences one stale broker per event (``maybeFenceOneStaleBroker``): the model's
+    ``SessionExpiry``. Deviation: the records are 3.9.0-rc3's (``BrokerRegistrationChangeRecord``, not
+    ``FenceBrokerRecord``; ELR where enabled), each call 3.9's ``handleBrokerFenced``."""
+    image = _controller_image(state)
+    records: list[Any] = []
+    for broker in action.stale:
+        records += rc.handle_broker_fenced(image, _settings(scenario), broker)
+    after = _append(state, records)
+    offsets = list(after.controlled_shutdown_offsets)
+    for broker in action.stale:
+        offsets[_index(state, broker)] = -1
+        if state.brokers[_index(state, broker)].alive:
+            after = _spend(after, "session_expiries")
+    return attrs.evolve(after, controlled_shutdown_offsets=tuple(offsets))
+
+
 def unclean_shutdown(scenario: Scenario, state: KraftState, action: Action) -> KraftState | None:
     """The broker's host stops without flushing (a power loss): every log loses its unflushed tail. Kafka
     leaves flushing to the OS (``log.flush.interval.messages`` unbounded), so the tail may be anything; the model
@@ -238,10 +264,16 @@ def _lifecycle_actions(settings: KraftSettings, state: KraftState, image: Metada
 
 
 def _failure_actions(settings: KraftSettings, state: KraftState, image: MetadataImage) -> list[Action]:
-    """Session expiry (a dead broker's always, a live one's within the budget) and unclean shutdown."""
+    """Session expiry (a dead broker's always, a live one's within the budget), two at once with ``KAFKA_13173``
+    on, and unclean shutdown."""
     bounds, budget, brokers = settings.bounds, state.budget, state.brokers
     actions = [Action(ActionKind.SessionExpiry, b.id) for b in brokers
                if not image.is_fenced(b.id) and (not b.alive or budget.session_expiries < bounds.session_expiries)]
+    if settings.bug("KAFKA_13173"):  # [bugs] KAFKA_13173: two sessions expire before one maybeFenceStaleBrokers
+        expiring = [b for b in brokers if not image.is_fenced(b.id)]
+        actions += [Action(ActionKind.MaybeFenceStaleBrokers, a.id, stale=(a.id, b.id))
+                    for a in expiring for b in expiring
+                    if a.id != b.id and budget.session_expiries + a.alive + b.alive <= bounds.session_expiries]
     if budget.unclean_shutdowns < bounds.unclean_shutdowns:
         actions += [Action(ActionKind.UncleanShutdown, b.id) for b in brokers if b.alive]
     return actions
@@ -320,6 +352,8 @@ KINDS: dict[ActionKind, Kind] = {
     ActionKind.ControlledShutdownHeartbeat: Kind("controller", controlled_shutdown_heartbeat,
                                                  lambda a, s: f"ControlledShutdownHeartbeat({_who(a)})"),
     ActionKind.SessionExpiry: Kind("failures", session_expiry, lambda a, s: f"SessionExpiry({_who(a)})"),
+    ActionKind.MaybeFenceStaleBrokers: Kind("failures", maybe_fence_stale_brokers,
+                                            lambda a, s: f"MaybeFenceStaleBrokers(brokers={list(a.stale)})"),
     ActionKind.UncleanShutdown: Kind("failures", unclean_shutdown, lambda a, s: f"UncleanShutdown({_who(a)})"),
     ActionKind.Produce: Kind("client", produce, lambda a, s: f"Produce({_who(a)}, {_where(a, s)})"),
     ActionKind.Fetch: Kind("broker", fetch, lambda a, s: f"Fetch({_who(a)}, {_where(a, s)})"),

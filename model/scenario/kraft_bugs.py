@@ -18,6 +18,13 @@ from model.scenario.bugs import BugSwitch, _bug
 KRAFT_BUGS: Mapping[str, BugSwitch] = {
     b.name: b
     for b in (
+        _bug("KAFKA_13173", "KAFKA-13173", "Ensure KRaft controller handles concurrent broker expirations "
+             "correctly", "3.0.0", (3, 0), "kraft_leader_in_isr", "kraft-kafka-13173",
+             "maybeFenceStaleBrokers fences every broker whose session expired in one controller event, each "
+             "handleBrokerFenced built against the partitions as they were before the event: the later "
+             "PartitionChangeRecord keeps the leader the earlier one elected and overwrites its ISR, leaving a "
+             "fenced leader outside the ISR (2.8.0's maybeFenceStaleBrokers; 3.0.0's fe7bced3f69, b1b872bd4ea on "
+             "trunk, fences one stale broker per event)"),
         _bug("KAFKA_13916", "KAFKA-13916", "Fenced replicas should not be allowed to join the ISR in KRaft "
              "(KIP-841, Part 2)", "3.3.0", (3, 3), "kraft_isr_members_eligible", "kraft-kafka-13916",
              "AlterPartition takes fenced and shutting-down replicas into the ISR: the controller's "
