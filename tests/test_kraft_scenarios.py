@@ -333,12 +333,13 @@ def _steps(model: Any, discovery: Any) -> list[str]:
 
 @pytest.mark.spark
 @pytest.mark.slow
-def test_spark_bfs_agrees_with_the_local_bfs_on_a_kraft_scenario(tmp_path: Path) -> None:
-    """The Spark BFS, its workers rebuilding the KRaft model from the scenario's text, gives the local BFS's counts
-    and violation trace."""
+@pytest.mark.parametrize("name", ["kraft-last-replica-standing-rf2", "kraft-kafka-13916"])
+def test_spark_bfs_agrees_with_the_local_bfs_on_a_kraft_scenario(tmp_path: Path, name: str) -> None:
+    """The Spark BFS, its workers rebuilding the KRaft model from the scenario's text (a bug switch among it), gives
+    the local BFS's counts and violation trace."""
     from spark_explore.bfs import SparkBfsOptions, run_spark_bfs
 
-    scenario = load_scenario_file(SCENARIOS / "kraft-last-replica-standing-rf2.toml")
+    scenario = load_scenario_file(SCENARIOS / f"{name}.toml")
     local = run_bfs(model_for(scenario), BfsOptions())
     on_spark = run_spark_bfs(factory_for(scenario), SparkBfsOptions(tmp_path / "run", master="local[2]",
                                                                     driver_seconds=0))
