@@ -11,11 +11,13 @@ steps are the table of :mod:`model.kraft.actions`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import attrs
 
 from explorer.contract import Property
 from model.kraft import replica_manager as rm
+from model.kraft import view
 from model.kraft.actions import KINDS, Action, enabled_actions, partition_name
 from model.kraft.records import (
     UNFENCE,
@@ -80,6 +82,11 @@ class KraftControllerModel:
     def action_actor(self, action: Action) -> str:
         actor = KINDS[action.kind].actor
         return f"broker {action.broker}" if actor == "broker" else actor
+
+    def state_view(self, state: KraftState, prev: KraftState | None = None,
+                   action: Action | None = None) -> dict[str, Any]:
+        """The lanes and messages of the reports' sequence diagram (:mod:`model.kraft.view`)."""
+        return view.state_view(self.scenario, state, prev, action)
 
     def describe_state(self, state: KraftState) -> Sequence[str]:
         lines = [f"metadata log: {len(state.metadata_log)} records"]
