@@ -60,8 +60,6 @@ class Gate:
         return (scenario.inter_broker_protocol if self.protocol else scenario.version) >= self.since
 
 
-def _deletes_or_recreates(s: Scenario) -> bool:
-    return any(t.deleted_by_admin or t.recreated_by_admin or t.partially_deleted for t in s.topics)
 
 
 def _unclean_possible(s: Scenario) -> bool:
@@ -129,11 +127,17 @@ GATES: dict[str, Gate] = {g.name: g for g in (
          "metadata cache join the ISR; KafkaController.tryProcessAlterPartition: NOT_CONTROLLER for a leader ahead of "
          "the controller, INVALID_UPDATE_VERSION before the write, INELIGIBLE_REPLICA for a new ISR naming a broker "
          "not live or shutting down (3.3.0)"),
-    # 2.4 - 3.9, not modelled: a scenario reaching one is refused at that version
     Gate("KIP_516", (2, 8),
-         "KIP-516 (KAFKA-10545, KAFKA-10869), topic IDs in the topic znode, LeaderAndIsr and partition.metadata "
-         "(2.8.0, inter.broker.protocol.version 2.8)",
-         protocol=True, reaches=_deletes_or_recreates, needs="a topic deleted or recreated"),
+         "KIP-516 (KAFKA-10545, KAFKA-10869), topic IDs: KafkaController.processTopicIds writes them into the topic "
+         "znodes and ControllerContext.topicIds, ControllerChannelManager.sendLeaderAndIsrRequest sends them "
+         "(LeaderAndIsr v5), ReplicaManager.becomeLeaderOrFollower's Partition.checkOrSetTopicId writes "
+         "partition.metadata or answers INCONSISTENT_TOPIC_ID (2.8.0, inter.broker.protocol.version 2.8)",
+         protocol=True),
+    Gate("KAFKA_12426", (3, 0),
+         "KAFKA-12426, Partition.topicId reads the log LogManager holds when none is attached to the partition "
+         "(a log loaded at startup), and LogManager.getOrCreateLog gives a log created or found without an ID "
+         "the request's ID (3.0.0)"),
+    # 2.4 - 3.9, not modelled: a scenario reaching one is refused at that version
     Gate("KIP_704", (3, 2),
          "KIP-704 (KAFKA-13587), leader_recovery_state written by an unclean election (3.2.0, "
          "inter.broker.protocol.version 3.2)",

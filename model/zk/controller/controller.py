@@ -187,11 +187,13 @@ def on_replicas_become_offline(step: Step, replicas: list[Replica]) -> None:
 
 
 def process_topic_change(step: Step) -> None:
-    """``TopicChange.process``: topics in ZooKeeper the controller does not know yet are created."""
+    """``TopicChange.process``: topics in ZooKeeper the controller does not know yet are created; from 2.8
+    (KIP-516) ``processTopicIds`` gives them their IDs first."""
     in_zk = set(step.zk_topics)
     known = step.all_topics()
     for topic in sorted(known - in_zk):
         topic_deletion_manager.remove_topic(step, topic)
+    process_topic_ids(step, sorted(in_zk - known))
     new_partitions: list[TopicPartition] = []
     for topic in sorted(in_zk - known):
         step.topics_created.append(topic)
@@ -200,6 +202,36 @@ def process_topic_change(step: Step) -> None:
             new_partitions.append((topic, p))
     if new_partitions:
         on_new_partition_creation(step, new_partitions)
+
+
+def process_topic_ids(step: Step, topics: list[str]) -> None:
+    """``KafkaController.processTopicIds`` (KIP-516, 2.8.0; 3.9.0-rc3), for the topics TopicChange found new or,
+    in ``initializeControllerContext``, every topic: with ``inter.broker.protocol.version`` 2.8 or later
+    (``config.usesTopicId``) the topics whose znode has no ID get one (``zkClient.setTopicIds``, a conditional
+    write of each topic znode), and every ID goes into ``ControllerContext.topicIds``.
+
+    The model's admin writes the topic znode as ``kafka-topics.sh --zookeeper`` does
+    (``AdminZkClient.createTopicWithAssignment`` with ``usesTopicId`` false, 2.8's TopicCommand), so every ID is
+    written here. The write fires the topic's PartitionModifications watch, which ``processTopicChange`` and
+    ``initializeControllerContext`` register first (``registerPartitionModificationsHandlers``); its
+    processing finds no partition to add.
+
+    Deviations: the ID is the topic's incarnation (see :mod:`model.zk.state.values`), not a random UUID. From
+    3.0 ``kafka-topics.sh`` creates topics only through a broker (CreateTopics: ``ZkAdminManager.createTopics``
+    writes the ID with the assignment); the model's admin step leaves the ID to this write, so the znode gets
+    it one step later and the PartitionModifications no-op is queued, with the same ID in the context and the
+    requests. Below protocol 2.8, 3.0+'s controller keeps the IDs a znode has (KAFKA-12835), which no model
+    state reaches: every znode of a scenario below 2.8 has none."""
+    if not step.scenario.since("KIP_516"):
+        return
+    for topic in topics:
+        topic_id = step.zk_topic_ids.get(topic)
+        if topic_id is None:
+            step.controller_writes_zk(f"the write of the topic ID into /brokers/topics/{topic}")
+            topic_id = 1 + step.budget.topics_recreated.count(topic)
+            step.zk_topic_ids[topic] = topic_id
+            step.enqueue_once(EventKind.PartitionModifications, topic=topic)
+        step.topic_ids[topic] = topic_id
 
 
 def on_new_partition_creation(step: Step, partitions: list[TopicPartition]) -> None:

@@ -122,6 +122,8 @@ def controller_failover(step: Step, kind: str) -> None:
     if step.scenario.since("KIP_455"):
         step.adding_replicas = {}
         step.removing_replicas = {}
+    if step.scenario.since("KIP_516"):
+        step.topic_ids = {}
     # AlterIsr requests the old controller will not answer (it died, or resigned: NOT_CONTROLLER) go again to the new
     # one (BrokerToControllerChannelManager re-sends on a disconnection or NOT_CONTROLLER); a former controller still
     # at work answers its own NOT_CONTROLLER (process_alter_isr)
@@ -214,11 +216,15 @@ def on_controller_failover(step: Step) -> None:
 def initialize_controller_context(step: Step) -> None:
     """``initializeControllerContext`` and ``initializePartitionReassignment`` (before 2.4; from 2.4, KIP-455, the
     partitions being reassigned are those whose topic znode shows adding or removing replicas, and
-    /admin/reassign_partitions is read by ``initializePartitionReassignments`` later in the failover)."""
+    /admin/reassign_partitions is read by ``initializePartitionReassignments`` later in the failover; from 2.8,
+    KIP-516, ``processTopicIds`` for every topic)."""
+    from model.zk.controller import controller
+
     step.live_brokers = dict(step.zk_brokers)
     step.assignment = {(t, p): reps for t, parts in step.zk_topics.items() for p, reps in enumerate(parts)}
     step.leadership = {tp: lai for tp, lai in step.zk_partitions.items() if tp in step.assignment}
     step.shutting_down_brokers = set()
+    controller.process_topic_ids(step, sorted(step.zk_topics))
     if step.scenario.since("KIP_455"):
         partition_reassignment.initialize_controller_context_assignments(step)
     elif step.scenario.bug("KAFKA_6193"):

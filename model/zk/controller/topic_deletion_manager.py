@@ -236,6 +236,8 @@ def complete_delete_topic(step: Step, topic: str) -> None:
     # (with its partition-state znodes) go; both deletions fire the controller's child watches.
     step.controller_writes_zk(f"the deletion of /brokers/topics/{topic}")
     step.zk_topics.pop(topic, None)
+    if step.scenario.since("KIP_516"):
+        step.zk_topic_ids.pop(topic, None)
     step.zk_topic_unclean_leader_election_enable.discard(topic)
     for tp in [tp for tp in step.zk_partitions if tp[0] == topic]:
         del step.zk_partitions[tp]
@@ -280,3 +282,5 @@ def remove_topic(step: Step, topic: str) -> None:
         del step.leadership[tp]
     for tp in [tp for tp in step.partition_state if tp[0] == topic]:
         del step.partition_state[tp]
+    if step.scenario.since("KIP_516"):
+        step.topic_ids.pop(topic, None)  # topicIds.remove(topic) (2.8)

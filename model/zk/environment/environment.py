@@ -45,6 +45,7 @@ from model.zk.state.values import (
     Request,
     RequestKind,
     TopicPartition,
+    partition_name,
 )
 
 
@@ -89,9 +90,15 @@ def broker_apply_request(step: Step, broker: int, *, storage_error: TopicPartiti
         step.messages.append(f"broker {broker} rejects {request.describe()}: {stale}")
         step.rejection = stale
     elif request.kind is RequestKind.LeaderAndIsr:
-        step.brokers[broker] = _become_leader_or_follower(b, request, filter_isr=not step.scenario.bug("KAFKA_9672"))
+        kafka_12426 = step.scenario.since("KAFKA_12426")
+        refused = inconsistent_topic_ids(b, request, kafka_12426)
+        for tp in sorted(refused):
+            step.messages.append(f"broker {broker} refuses {partition_name(tp)} of {request.describe()}: "
+                                 f"INCONSISTENT_TOPIC_ID (its log's topic ID is {b.log_topic_id(tp)})")
+        step.brokers[broker] = _become_leader_or_follower(b, request, filter_isr=not step.scenario.bug("KAFKA_9672"),
+                                                          kafka_12426=kafka_12426)
         if request.controller_epoch == step.epoch and respond:
-            _leader_and_isr_response(step, b, request)
+            _leader_and_isr_response(step, b, request, refused)
     elif request.kind is RequestKind.UpdateMetadata:
         step.brokers[broker] = _update_metadata(b, request)
     else:
@@ -128,7 +135,7 @@ def broker_applies_and_dies(step: Step, broker: int) -> None:
     broker_failure(step, broker)
 
 
-def _leader_and_isr_response(step: Step, b: BrokerState, request: Request) -> None:
+def _leader_and_isr_response(step: Step, b: BrokerState, request: Request, refused: set[TopicPartition]) -> None:
     """The LeaderAndIsr response callback (``ControllerChannelManager.sendRequestsToBrokers`` 2.3): every response
     queues LeaderAndIsrResponseReceived, whose processing (``processLeaderAndIsrResponseReceived``) sets the
     broker's ``replicasOnOfflineDirs`` to ``previous -- onlineReplicas ++ offlineReplicas``, where the broker
@@ -139,7 +146,9 @@ def _leader_and_isr_response(step: Step, b: BrokerState, request: Request) -> No
     for the broker, or will once the events ahead of this one are processed (only another
     LeaderAndIsrResponseReceived of the broker adds to the set); the event keeps only those NONE partitions.
     A response to a controller that is no longer active changes nothing (``if (!isActive) return``), nor
-    does one with a request-level error (a stale request is answered so and sent no further here)."""
+    does one with a request-level error (a stale request is answered so and sent no further here). A partition
+    answered INCONSISTENT_TOPIC_ID (``refused``, KIP-516) is neither: ``processLeaderAndIsrResponseReceived``
+    (2.8.0, 3.9.0-rc3) looks only for KAFKA_STORAGE_ERROR and NONE, so the controller does nothing about it."""
     hosted = {h.partition: h for h in b.partitions}
     offline, online = [], []
     for s in request.leader_states:
@@ -147,6 +156,8 @@ def _leader_and_isr_response(step: Step, b: BrokerState, request: Request) -> No
             continue  # UNKNOWN_TOPIC_OR_PARTITION
         if s.partition in b.offline_logs or _cannot_create_log(b, s):
             offline.append(s.partition)
+        elif s.partition in refused:
+            continue  # INCONSISTENT_TOPIC_ID
         elif (current := hosted.get(s.partition)) is None or s.leader_epoch > current.leader_epoch:
             online.append(s.partition)  # applied: NONE (a leader epoch not newer: STALE_CONTROLLER_EPOCH)
     may_be_offline = {tp for broker, tp in step.replicas_on_offline_dirs if broker == b.id}
@@ -213,7 +224,8 @@ def _stale(scenario: Scenario, b: BrokerState, request: Request) -> str:
     return ""
 
 
-def _become_leader_or_follower(b: BrokerState, request: Request, filter_isr: bool = False) -> BrokerState:
+def _become_leader_or_follower(b: BrokerState, request: Request, filter_isr: bool = False,
+                               kafka_12426: bool = False) -> BrokerState:
     """``ReplicaManager.becomeLeaderOrFollower`` (2.3) for each partition of the request.
 
     A partition whose leader epoch is not newer than the one the broker holds is refused
@@ -233,6 +245,15 @@ def _become_leader_or_follower(b: BrokerState, request: Request, filter_isr: boo
     ``filter_isr`` (the switch KAFKA_9672 off: KAFKA-6638's patch, as Kafka 3.0's broker after KAFKA-9672)
     keeps only the assigned ones.
 
+    Topic IDs (KIP-516, a request of protocol 2.8 or later carries them): before its leader epoch, a
+    partition's topic ID is checked (:func:`_check_or_set_topic_id`); one answered INCONSISTENT_TOPIC_ID is not
+    changed. A log the broker creates or finds for a partition it takes gets the request's ID from 3.0
+    (``kafka_12426``: ``Partition.createLogIfNotExists`` passes it to ``LogManager.getOrCreateLog``, which
+    assigns it to a log without one); in 2.8.0 ``createLogIfNotExists`` takes no ID, so a log created for a
+    partition the broker did not host has no partition.metadata until a later LeaderAndIsr's check writes it.
+    From 3.0 a partition whose leader epoch equals the broker's and whose log has no ID gets the request's
+    (``becomeLeaderOrFollower``'s "upgrade to using topic IDs without bumping the epoch", KAFKA-13132).
+
     Deviation: for a partition not listing the broker, 2.3 also leaves behind an empty Partition
     object that ``becomeLeaderOrFollower`` then marks ``OfflinePartition`` (so the broker would answer
     later LeaderAndIsr for it with KAFKA_STORAGE_ERROR until it restarts); the model creates nothing.
@@ -240,18 +261,28 @@ def _become_leader_or_follower(b: BrokerState, request: Request, filter_isr: boo
     hosted = {h.partition: h for h in b.partitions}
     logs = set(b.logs)
     offline = set(b.offline_logs)
+    request_ids = dict(request.topic_ids)
+    log_ids = dict(b.log_topic_ids)
     for s in request.leader_states:
-        if b.id not in s.replicas:
-            continue  # UNKNOWN_TOPIC_OR_PARTITION: not an assigned replica
         if s.partition in b.offline_logs:
             continue  # KAFKA_STORAGE_ERROR
+        current = hosted.get(s.partition)
+        topic_id = request_ids.get(s.partition[0])
+        if topic_id is not None and not _check_or_set_topic_id(b, s.partition, topic_id, log_ids, kafka_12426):
+            continue  # INCONSISTENT_TOPIC_ID
+        if b.id not in s.replicas:
+            continue  # UNKNOWN_TOPIC_OR_PARTITION: not an assigned replica
         if _cannot_create_log(b, s):
             offline.add(s.partition)  # KAFKA_STORAGE_ERROR, then markPartitionOffline
             continue
-        current = hosted.get(s.partition)
         if current is not None and s.leader_epoch <= current.leader_epoch:
+            if (kafka_12426 and topic_id is not None and s.leader_epoch == current.leader_epoch
+                    and s.partition in logs and s.partition not in log_ids):
+                log_ids[s.partition] = topic_id  # log.assignTopicId, answered NONE
             continue  # STALE_CONTROLLER_EPOCH for that partition (leader epoch not newer)
         logs.add(s.partition)  # getOrCreateReplica: the log is created if missing
+        if kafka_12426 and topic_id is not None:
+            log_ids.setdefault(s.partition, topic_id)  # getOrCreateLog(topicId): a log without an ID gets it
         if s.leader == b.id:  # Partition.makeLeader
             isr = tuple(r for r in s.isr if r in s.replicas) if filter_isr else s.isr
             hosted[s.partition] = HostedPartition(partition=s.partition, leader_epoch=s.leader_epoch,
@@ -265,7 +296,7 @@ def _become_leader_or_follower(b: BrokerState, request: Request, filter_isr: boo
             hosted[s.partition] = HostedPartition(partition=s.partition, leader_epoch=-1, leader=NO_LEADER)
     return attrs.evolve(b, controller_epoch=max(b.controller_epoch, request.controller_epoch),
                         partitions=tuple(hosted[tp] for tp in sorted(hosted)), logs=tuple(sorted(logs)),
-                        offline_logs=tuple(sorted(offline)))
+                        offline_logs=tuple(sorted(offline)), log_topic_ids=tuple(sorted(log_ids.items())))
 
 
 def _cannot_create_log(b: BrokerState, s: PartitionLeaderState) -> bool:
@@ -274,6 +305,38 @@ def _cannot_create_log(b: BrokerState, s: PartitionLeaderState) -> bool:
     a broker with a failed directory cannot tell whether the log was on it. The model's broker has a directory
     offline when one of its partitions' logs is on a failed one (each log in a directory of its own)."""
     return s.partition not in b.logs and not s.is_new and bool(b.offline_logs)
+
+
+def _check_or_set_topic_id(b: BrokerState, tp: TopicPartition, topic_id: int, log_ids: dict[TopicPartition, int],
+                           kafka_12426: bool) -> bool:
+    """Whether the broker takes ``topic_id`` for ``tp``'s log: False is INCONSISTENT_TOPIC_ID, and the partition
+    is left as it is. The log checked is the partition's own: in 2.8.0 (``Partition.checkOrSetTopicId``) the log
+    attached to the broker's Partition, which a partition it hosts has (the model's hosted partitions are those
+    ``makeLeader`` / ``makeFollower`` gave a log) and one it does not host lacks: such a partition passes, and
+    its log, if one is on disk, is taken by ``makeLeader`` / ``makeFollower`` whatever its ID; from 3.0
+    (KAFKA-12426, ``ReplicaManager.hasConsistentTopicId`` on ``Partition.topicId``) also the log ``LogManager``
+    loaded from disk (a partition not hosted since the broker's restart). A log without an ID passes; in 2.8.0
+    the check writes the request's ID into its partition.metadata (``log.partitionMetadataFile.write``), from
+    3.0 ``getOrCreateLog`` does when the partition is taken."""
+    if tp not in b.logs or (not kafka_12426 and b.hosted(tp) is None):
+        return True
+    log_id = log_ids.get(tp)
+    if log_id is None:
+        if not kafka_12426:
+            log_ids[tp] = topic_id
+        return True
+    return log_id == topic_id
+
+
+def inconsistent_topic_ids(b: BrokerState, request: Request, kafka_12426: bool) -> set[TopicPartition]:
+    """The partitions of the LeaderAndIsr ``request`` that broker ``b`` answers INCONSISTENT_TOPIC_ID."""
+    request_ids = dict(request.topic_ids)
+    if not request_ids or not b.log_topic_ids:
+        return set()
+    log_ids = dict(b.log_topic_ids)
+    return {s.partition for s in request.leader_states
+            if s.partition not in b.offline_logs and s.partition[0] in request_ids
+            and not _check_or_set_topic_id(b, s.partition, request_ids[s.partition[0]], log_ids, kafka_12426)}
 
 
 def _update_metadata(b: BrokerState, request: Request) -> BrokerState:
@@ -362,6 +425,7 @@ def _stop_replicas(b: BrokerState, request: Request, storage_error: TopicPartiti
         partitions=tuple(attrs.evolve(h, fetching=False) if h.partition in stopped else h
                          for h in b.partitions if h.partition not in deleted),
         logs=tuple(sorted(set(b.logs) - deleted)),
+        log_topic_ids=tuple((tp, i) for tp, i in b.log_topic_ids if tp not in deleted),  # partition.metadata too
     ), not_stopped
 
 
@@ -411,8 +475,9 @@ def admin_add_partitions(step: Step, topic: str) -> None:
 def admin_recreate_topic(step: Step, topic: str) -> None:
     """``AdminZkClient.createTopicWithAssignment`` for a topic of the same name as one deleted earlier in
     the run. The logs of the earlier topic still on brokers' disks are remembered
-    (:class:`~model.zk.state.values.History`): with no topic IDs in 2.x, nothing tells them apart from the new
-    topic's."""
+    (:class:`~model.zk.state.values.History`): before 2.8 (or below protocol 2.8) nothing tells them apart from
+    the new topic's; from 2.8 (KIP-516) the new topic gets an ID of its own from the controller, which a broker
+    compares with the one in such a log's partition.metadata, when it has one (:func:`_check_or_set_topic_id`)."""
     step.stray_logs |= {(b.id, tp) for b in step.brokers.values() for tp in b.logs if tp[0] == topic}
     step.zk_topics[topic] = step.scenario.topic(topic).recreated_replicas
     step.enqueue_once(EventKind.TopicChange)

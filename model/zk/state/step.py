@@ -78,6 +78,7 @@ class Step:
     zk_unclean_leader_election_enable: bool
     zk_adding_replicas: dict[TopicPartition, tuple[int, ...]]
     zk_removing_replicas: dict[TopicPartition, tuple[int, ...]]
+    zk_topic_ids: dict[str, int]
     # ControllerContext and TopicDeletionManager (of the acting controller)
     epoch: int
     events: list[ControllerEvent]
@@ -94,6 +95,7 @@ class Step:
     replicas_on_offline_dirs: set[tuple[int, TopicPartition]]
     adding_replicas: dict[TopicPartition, tuple[int, ...]]
     removing_replicas: dict[TopicPartition, tuple[int, ...]]
+    topic_ids: dict[str, int]
     # brokers, channels and history
     brokers: dict[int, BrokerState]
     channels: dict[int, list[Request]]
@@ -449,7 +451,8 @@ class Step:
             if states:
                 queue.append(Request(kind=RequestKind.LeaderAndIsr, controller_epoch=self.epoch,
                                      broker_epoch=broker_epoch,
-                                     leader_states=tuple(states[tp] for tp in sorted(states))))
+                                     leader_states=tuple(states[tp] for tp in sorted(states)),
+                                     topic_ids=self._leader_and_isr_topic_ids(states)))
             if b in self._update_metadata_brokers:
                 queue.append(Request(kind=RequestKind.UpdateMetadata, controller_epoch=self.epoch,
                                      broker_epoch=broker_epoch, live_brokers=live, metadata_states=metadata))
@@ -487,6 +490,16 @@ class Step:
         self._stop_replica_states.clear()
         self._update_metadata_brokers.clear()
         self._update_metadata_states.clear()
+
+    def _leader_and_isr_topic_ids(self, states: dict[TopicPartition, PartitionLeaderState]) -> tuple[
+            tuple[str, int], ...]:
+        """``LeaderAndIsrRequest.topicIds`` (KIP-516; ``sendLeaderAndIsrRequest`` 2.8.0): of each topic of the
+        request's partitions, the ID the controller's context has when the batch is sent (``ZERO_UUID``, no entry,
+        for a topic without one). The context has IDs only with ``inter.broker.protocol.version`` 2.8 and later
+        (``processTopicIds``), so older requests carry none, as LeaderAndIsr before v5 does."""
+        if not self.topic_ids:
+            return ()
+        return tuple(sorted((t, self.topic_ids[t]) for t in {tp[0] for tp in states} if t in self.topic_ids))
 
     def with_budget(self, budget: Budget) -> None:
         self.budget = budget

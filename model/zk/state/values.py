@@ -24,8 +24,11 @@ Deviations, on purpose: a broker epoch is the count of the broker's registration
 of its znode (the controller only compares epochs of one broker id, so a per-broker counter orders
 them the same way); an UpdateMetadata request and a broker's metadata cache carry, of each
 partition's ``UpdateMetadataRequest.PartitionState``, only the leader and the leader epoch (the
-ISR, zkVersion, replicas and offline replicas are not modelled: nothing in the model reads them
-from a cache).
+ISR, zkVersion, replicas and offline replicas, and from 2.8 the topic IDs, are not modelled: nothing in
+the model reads them from a cache). A topic ID (KIP-516, 2.8) is the topic's incarnation, 1 for its
+first creation and one more for each re-creation under its name, where Kafka draws a random UUID
+(``Uuid.randomUuid``): the model's incarnations of a topic never share an ID, as Kafka's in practice do
+not; a topic or log without an ID (Kafka's ``ZERO_UUID``) has no entry.
 """
 
 from __future__ import annotations
@@ -209,6 +212,10 @@ class Request:
     live_brokers: tuple[BrokerId, ...] = attrs.field(default=(), metadata=SET)  # UpdateMetadata: the controller's
     #                                                              live-or-shutting-down brokers
     metadata_states: tuple[MetadataPartitionState, ...] = ()  # UpdateMetadata
+    # LeaderAndIsr v5 (KIP-516, inter.broker.protocol.version 2.8+): the topic ID of each topic of its partitions
+    # that the controller's context has (``LeaderAndIsrRequest.topicIds``; a topic without one is Kafka's
+    # ZERO_UUID, which the broker takes as no ID); empty below 2.8
+    topic_ids: tuple[tuple[str, int], ...] = attrs.field(default=(), metadata=MAP)
 
     def describe(self) -> str:
         if self.kind is RequestKind.LeaderAndIsr:
@@ -296,11 +303,21 @@ class BrokerState:
     # ReplicaManager.isrChangeSet (in memory): partitions whose ISR this broker changed as leader and has not yet
     # named under /isr_change_notification (maybePropagateIsrChanges)
     pending_isr_changes: tuple[TopicPartition, ...] = ()
+    # partition.metadata (KIP-516, 2.8): the topic ID written next to each log that has one (on disk: survives
+    # restarts, removed with the log); a log created before the broker met a topic ID has none
+    log_topic_ids: tuple[tuple[TopicPartition, int], ...] = attrs.field(default=(), metadata=MAP)
 
     def hosted(self, tp: TopicPartition) -> HostedPartition | None:
         for h in self.partitions:
             if h.partition == tp:
                 return h
+        return None
+
+    def log_topic_id(self, tp: TopicPartition) -> int | None:
+        """The topic ID in the partition.metadata of the broker's log of ``tp``, or None."""
+        for key, topic_id in self.log_topic_ids:
+            if key == tp:
+                return topic_id
         return None
 
     def cached(self, tp: TopicPartition) -> MetadataPartitionState | None:
@@ -335,6 +352,8 @@ class ZkState:
     # only partitions with a non-empty list (empty before 2.4)
     adding_replicas: tuple[tuple[TopicPartition, tuple[BrokerId, ...]], ...] = attrs.field(default=(), metadata=MAP)
     removing_replicas: tuple[tuple[TopicPartition, tuple[BrokerId, ...]], ...] = attrs.field(default=(), metadata=MAP)
+    # the topic znode's "topic_id" (KIP-516, 2.8), for the topics that have one
+    topic_ids: tuple[tuple[str, int], ...] = attrs.field(default=(), metadata=MAP)
 
     def topic_assignment(self, topic: str) -> tuple[tuple[int, ...], ...] | None:
         for name, reps in self.topics:
@@ -376,6 +395,8 @@ class ControllerState:
     # partition, only partitions with a non-empty list; ``assignments`` holds the full replica set
     adding_replicas: tuple[tuple[TopicPartition, tuple[BrokerId, ...]], ...] = attrs.field(default=(), metadata=MAP)
     removing_replicas: tuple[tuple[TopicPartition, tuple[BrokerId, ...]], ...] = attrs.field(default=(), metadata=MAP)
+    # ControllerContext.topicIds (KIP-516, 2.8): the topic IDs read from or written to the topic znodes
+    topic_ids: tuple[tuple[str, int], ...] = attrs.field(default=(), metadata=MAP)
 
 
 @attrs.frozen
