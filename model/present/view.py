@@ -1003,7 +1003,10 @@ def _partitions_not_accepted(v: _StepView, request: Request) -> list[str]:
         if held_after.get(p.partition) == p.leader_epoch:
             continue
         name, who = partition_name(p.partition), f"broker {v.broker}"
-        if v.broker not in p.replicas:
+        if p.partition in v.s.log.inconsistent_topic_ids:
+            why = (f"the topic ID {dict(request.topic_ids)[p.partition[0]]} differs from the "
+                   f"{before.log_topic_id(p.partition)} in its log's partition.metadata (INCONSISTENT_TOPIC_ID)")
+        elif v.broker not in p.replicas:
             why = f"it is not one of the assigned replicas {_ids(p.replicas)} (UNKNOWN_TOPIC_OR_PARTITION)"
         elif p.partition in before.offline_logs and p.partition not in before.logs:
             why = ("it marked the partition offline when it could not create its log (KAFKA_STORAGE_ERROR until it "

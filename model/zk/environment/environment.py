@@ -92,6 +92,7 @@ def broker_apply_request(step: Step, broker: int, *, storage_error: TopicPartiti
     elif request.kind is RequestKind.LeaderAndIsr:
         kafka_12426 = step.scenario.since("KAFKA_12426")
         refused = inconsistent_topic_ids(b, request, kafka_12426)
+        step.inconsistent_topic_ids.extend(sorted(refused))
         for tp in sorted(refused):
             step.messages.append(f"broker {broker} refuses {partition_name(tp)} of {request.describe()}: "
                                  f"INCONSISTENT_TOPIC_ID (its log's topic ID is {b.log_topic_id(tp)})")

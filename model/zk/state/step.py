@@ -156,6 +156,7 @@ class Step:
         self.controller_resignations: list[tuple[int, str]] = []
         self.processed_event: ControllerEvent | None = None
         self.rejection = ""
+        self.inconsistent_topic_ids: list[TopicPartition] = []
         # The explorer's choice for this step: a partition leader's ISR write (leader, partition, follower,
         # kind) that lands between the controller's read of that znode and its conditional write.
         self.isr_race: tuple[int, TopicPartition, int, str] | None = None
@@ -209,6 +210,7 @@ class Step:
                 controller_resignations=tuple(self.controller_resignations),
                 processed_event=self.processed_event,
                 rejection=self.rejection,
+                inconsistent_topic_ids=tuple(self.inconsistent_topic_ids),
             )
         source = self.source
         channels = thawed("channels")
@@ -239,7 +241,7 @@ class Step:
                     or self.topics_created or self.additions_reverted or self.failed_elections
                     or self.repeated_elections or self.controller_initialized or self.initial_replica_states
                     or self.controlled_shutdown_results or self.preferred_elections_completed
-                    or self.zk_write_fenced or self.controller_resignations)
+                    or self.zk_write_fenced or self.controller_resignations or self.inconsistent_topic_ids)
 
     # ---- ZooKeeper writes ----
     def controller_writes_zk(self, what: str) -> None:

@@ -467,6 +467,8 @@ class StepLog:
     # the event this step's controller processed (the former controller's, when zombie_step), or None
     processed_event: ControllerEvent | None = None
     rejection: str = ""  # why the broker that handled its next request in this step refused it (KafkaApis' error)
+    # the partitions of the LeaderAndIsr the broker applied that it answered INCONSISTENT_TOPIC_ID (KIP-516, 2.8)
+    inconsistent_topic_ids: tuple[TopicPartition, ...] = ()
 
 
 @attrs.frozen
