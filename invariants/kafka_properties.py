@@ -98,12 +98,15 @@ def _deletion_completes(scenario: Scenario) -> Check:
           "no broker takes up, through a LeaderAndIsr after the topic was re-created, a partition whose log on "
           "its disk is left from the earlier topic of that name")
 def _no_stray_adoption(scenario: Scenario) -> Check:
-    """Kafka 2.x has no topic IDs (KIP-516 came with 2.8/3.x): a log of a deleted topic that survived its
+    """Before KIP-516's topic IDs (2.8, protocol 2.8) a log of a deleted topic that survived its
     deletion (``no_stray_logs_when_idle``) is, for a broker, simply the log of the partition of that
     name, so a LeaderAndIsr for the re-created topic makes the broker lead, or follow, on the old
-    topic's data (``getOrCreateReplica`` finds the log). The logs on disk when an admin re-created the
-    topic are tracked in :class:`~model.zk.state.values.History` until a StopReplica(delete) removes them; the
-    violation is the step in which a broker applies a LeaderAndIsr onto one."""
+    topic's data (``getOrCreateReplica`` finds the log). With them the broker refuses a log whose
+    partition.metadata holds another ID (INCONSISTENT_TOPIC_ID), but takes a log without one, and 2.8.0 checks
+    only a partition it hosts (see ``environment._check_or_set_topic_id``). The logs
+    on disk when an admin re-created the topic are tracked in :class:`~model.zk.state.values.History` until a
+    StopReplica(delete) removes them; the violation is the step in which a broker applies a LeaderAndIsr onto
+    one."""
 
     def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
         for broker, tp in nxt.history.stray_logs:

@@ -126,8 +126,8 @@ def _reassignment(draw: st.DrawFn, topic: dict[str, object], brokers: list[int])
 
 def _versions_running() -> list[str]:
     """The versions a drawn scenario runs at with its default protocol: every bound is above 0 and a topic is
-    deleted, so ISR changes and deletion reach KIP-497 (2.7) and KIP-516 (2.8), not modelled yet
-    (model/scenario/versions.py refuses the scenario there); reassignments run from 2.4 with KIP-455 too."""
+    deleted, so ISR changes reach KIP-497 (2.7), not modelled yet (model/scenario/versions.py refuses the
+    scenario there); reassignments run from 2.4 with KIP-455, and deletions at every version (KIP-516, 2.8)."""
     return [v for v in SUPPORTED_VERSIONS if parse_version(v) <= (2, 6)]
 
 

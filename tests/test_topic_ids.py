@@ -8,6 +8,10 @@ from __future__ import annotations
 import pytest
 from kafka_steps import initial, model_of, process, settle, take
 
+from explorer.bfs import run_bfs
+from explorer.results import Outcome
+from kmc.compose import model_for, resolve_scenario
+from model.scenario import with_version
 from model.zk.environment import environment
 from model.zk.state.values import BrokerState, HostedPartition, PartitionLeaderState, Request, RequestKind
 
@@ -109,3 +113,16 @@ def test_request_without_ids_is_not_checked() -> None:
     after = environment._become_leader_or_follower(broker, request, kafka_12426=True)
     assert after.hosted(T0).leader_epoch == 4 and after.log_topic_id(T0) == 1  # type: ignore[union-attr]
     assert environment.inconsistent_topic_ids(broker, request, True) == set()
+
+
+def test_finding_2b_at_2_8_adopts_a_log_without_an_id() -> None:
+    """stray-log-adopted-on-recreation at 2.8: the stray log was re-created, after broker 1's restart, by a
+    LeaderAndIsr of the old topic that 2.8.0's broker checked before any log was attached and whose log it then
+    created without partition.metadata; the re-created topic's LeaderAndIsr writes its own ID into it and broker 1
+    leads on the old log (23 steps). At 3.9 the log holds the old ID and is refused (tests/test_versions.py)."""
+    result = run_bfs(model_for(with_version(resolve_scenario("stray-log-adopted-on-recreation"), "2.8")))
+    stats = result.stats
+    assert (result.outcome, stats.distinct, stats.generated, stats.depth, stats.queue) == (
+        Outcome.VIOLATION, 11975, 25876, 23, 276)
+    assert {d.property: d.trace_length for d in result.discoveries} == {
+        "sometimes_topic_recreated": 7, "recreated_topic_never_adopts_stray_log": 23}
