@@ -119,10 +119,10 @@ def test_finding_2b_at_2_8_adopts_a_log_without_an_id() -> None:
     """stray-log-adopted-on-recreation at 2.8: the stray log was re-created, after broker 1's restart, by a
     LeaderAndIsr of the old topic that 2.8.0's broker checked before any log was attached and whose log it then
     created without partition.metadata; the re-created topic's LeaderAndIsr writes its own ID into it and broker 1
-    leads on the old log (23 steps). At 3.9 the log holds the old ID and is refused (tests/test_versions.py)."""
+    leads on the old log (21 steps). At 3.9 the log holds the old ID and is refused (tests/test_versions.py)."""
     result = run_bfs(model_for(with_version(resolve_scenario("stray-log-adopted-on-recreation"), "2.8")))
     stats = result.stats
     assert (result.outcome, stats.distinct, stats.generated, stats.depth, stats.queue) == (
-        Outcome.VIOLATION, 11975, 25876, 23, 276)
+        Outcome.VIOLATION, 9355, 19761, 21, 247)
     assert {d.property: d.trace_length for d in result.discoveries} == {
-        "sometimes_topic_recreated": 7, "recreated_topic_never_adopts_stray_log": 23}
+        "sometimes_topic_recreated": 7, "recreated_topic_never_adopts_stray_log": 21}
