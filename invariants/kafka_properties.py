@@ -581,6 +581,54 @@ def _no_dead_in_isr(scenario: Scenario) -> Check:
     return check
 
 
+@when_idle("isr_members_eligible_when_idle",
+           "when the controller is idle, no partition (of a topic not queued for deletion) has an ISR of more than one "
+           "member naming a broker that is dead or in controlled shutdown (not among the controller's liveBrokerIds)")
+def _isr_members_eligible(scenario: Scenario) -> Check:
+    """The property KAFKA-14140 broke (3.3.0, commit af40e119784, KIP-841's ZooKeeper port): an ISR member is a
+    broker that may be elected, so a broker that is not registered, or is shutting down, must not join it. The
+    controller takes such brokers out (``onBrokerFailure``, ``doControlledShutdown``); before 3.3 a leader added a
+    caught-up follower in controlled shutdown back and the controller wrote it. Kafka's test of the fix:
+    ``ControllerIntegrationTest.testShutdownBrokerNotAddedToIsr``. The
+    last ISR member stays by design (KAFKA-5083)."""
+
+    def check(s: ClusterState) -> dict[str, Any] | None:
+        eligible = {b.id for b in s.brokers if b.alive} - set(s.controller.shutting_down_brokers)
+        deleting = set(s.controller.topics_to_be_deleted)
+        for tp, lai in s.zk.partitions:
+            ineligible = [b for b in lai.isr if b not in eligible]
+            if tp[0] not in deleting and len(lai.isr) > 1 and ineligible:
+                return {"partition": _tp(tp), "isr": list(lai.isr), "ineligible_in_isr": ineligible,
+                        "shutting_down": sorted(s.controller.shutting_down_brokers), "zookeeper": lai.describe()}
+        return None
+
+    return check
+
+
+@when_idle("no_pending_isr_change_when_idle",
+           "when the controller is idle, no live broker acting as a partition's leader keeps an ISR change pending "
+           "(an AlterIsr whose answer it did not take: it proposes no other ISR change until a LeaderAndIsr)")
+def _no_pending_isr_change(scenario: Scenario) -> Check:
+    """The property KAFKA-14144 broke (#12032's validation order, fixed by #12489 before 3.3.0): an AlterPartition
+    the controller applied but whose answer the leader lost is re-sent with the old partition epoch; answered
+    INVALID_UPDATE_VERSION, the leader gives up (``Partition.handleAlterPartitionError``) and keeps its
+    ``PendingShrinkIsr`` / ``PendingExpandIsr`` (``isInflight``) with nothing left to replace it: the leader makes no
+    ISR change until a LeaderAndIsr, which only a controller-initiated change sends. With KIP-497 (2.7+) only."""
+
+    def check(s: ClusterState) -> dict[str, Any] | None:
+        for b in s.brokers:
+            if not b.alive:
+                continue
+            for h in b.partitions:
+                if h.leader == b.id and h.pending_isr:
+                    return {"broker": b.id, "partition": _tp(h.partition), "isr": list(h.isr),
+                            "pending_isr": list(h.pending_isr), "leader_epoch": h.leader_epoch,
+                            "zk_version": h.zk_version}
+        return None
+
+    return check
+
+
 @when_idle("leader_not_on_dead_broker_when_idle",
            "when the controller is idle, no partition (of a topic not queued for deletion) names a dead broker as "
            "its leader in ZooKeeper (a partition without a live leader says NoLeader, -1)")

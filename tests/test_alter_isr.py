@@ -187,3 +187,54 @@ def test_finding_3_does_not_survive_alter_isr(version: str) -> None:
     result = run_bfs(model_for(with_version(resolve_scenario("reassignment-isr-shrink-race"), version)))
     assert result.outcome.name == "OK" and not result.violations
     assert (result.stats.distinct, result.stats.generated, result.stats.depth) == FINDING_3[version]
+
+
+def lost_answer_scenario(version: str, kafka_14144: bool) -> str:
+    return scenario(version) + f"alter_isr_answers_lost = 1\n[bugs]\nKAFKA_14144 = {str(kafka_14144).lower()}\n"
+
+
+@pytest.mark.parametrize(("version", "kafka_14144", "answer"), [
+    ("2.7", False, None), ("3.3", False, None), ("3.3", True, "INVALID_UPDATE_VERSION"),
+    ("2.7", True, "INVALID_UPDATE_VERSION")])
+def test_a_lost_alter_isr_answer_and_the_re_send(version: str, kafka_14144: bool, answer: str | None) -> None:
+    """The controller writes ISR [0, 2] but its answer is lost: the leader keeps PendingShrinkIsr and sends the same
+    request again (BrokerToControllerRequestThread re-queues a disconnected request) with znode version 0. 2.7's
+    processAlterIsr and 3.3.0's tryProcessAlterPartition (KAFKA-14144's order, commit 9fda5fcac6b) find the partition
+    in the desired state and answer it, and the leader takes ISR [0, 2] at version 1
+    (ControllerIntegrationTest.testIdempotentAlterPartition). With KAFKA_14144 (#12032's order) the older partition
+    epoch is answered INVALID_UPDATE_VERSION first: the leader gives up and stays pending."""
+    model = model_of(lost_answer_scenario(version, kafka_14144))
+    s = shrink(model, initial(model))
+    assert all(not a.alter_isr_answer_lost or a.kind == "ControllerProcessEvent" for a in model.actions(s))
+    s = take(model, s, "ControllerProcessEvent", alter_isr_answer_lost=True)
+    assert zk_lai(s, "t", 0) == LeaderAndIsr(0, 0, (0, 2), 1, 1)
+    assert pending(s) == (0, 2) and s.budget.alter_isr_answers_lost == 1
+    [resent] = s.controller.events
+    assert resent.kind is EventKind.AlterIsrReceived and resent.isrs_to_alter[0][1].zk_version == 0
+    assert not any(a.alter_isr_answer_lost for a in model.actions(s))  # the bound is reached
+    s = process(model, s)
+    hosted = s.broker(0).hosted(TP)
+    assert hosted is not None
+    if answer is None:
+        assert (hosted.isr, hosted.zk_version, hosted.pending_isr) == ((0, 2), 1, ())
+    else:
+        assert any(answer in m for m in s.log.messages)
+        assert (hosted.isr, hosted.zk_version, hosted.pending_isr) == ((0, 1, 2), 0, (0, 2))
+    assert zk_lai(s, "t", 0) == LeaderAndIsr(0, 0, (0, 2), 1, 1)
+
+
+def test_kafka_14140_on_lets_a_shutting_down_follower_back_into_the_isr() -> None:
+    """Before 3.3 (switch KAFKA_14140 on by default) processAlterIsr writes a new ISR naming a broker in controlled
+    shutdown; with the switch off at 3.2 the controller refuses it with OPERATION_NOT_ATTEMPTED (AlterPartition v1,
+    inter.broker.protocol.version 3.2) and the leader returns to its committed ISR."""
+    for on in (True, False):
+        model = model_of(scenario("3.2") + f"[bugs]\nKAFKA_14140 = {str(on).lower()}\n")
+        s = process(model, shrink(model, initial(model)))
+        s = take(model, s, EXPAND, 0, "t", partition=0, replica=1)
+        s = attrs.evolve(s, controller=attrs.evolve(s.controller, shutting_down_brokers=(1,)))
+        s = process(model, s)
+        if on:
+            assert zk_lai(s, "t", 0) == LeaderAndIsr(0, 0, (0, 2, 1), 2, 1) and pending(s) == ()
+        else:
+            assert any("OPERATION_NOT_ATTEMPTED" in m for m in s.log.messages)
+            assert zk_lai(s, "t", 0) == LeaderAndIsr(0, 0, (0, 2), 1, 1) and pending(s) == ()

@@ -269,6 +269,13 @@ QUIESCENCE: list[tuple[str, str, Builder, dict[str, Any]]] = [
     ("preferred_election_znode_removed_when_idle", "znode-left-by-a-failed-election",
      lambda s: (set_zk(s, preferred_replica_election=(("t", 0),)),),
      {"preferred_replica_election": ["t-0"], "without_leadership": []}),
+    ("isr_members_eligible_when_idle", "shutting-down-follower-in-the-isr",
+     lambda s: (set_controller(s, shutting_down_brokers=(1,)),),
+     {"partition": "t-0", "isr": [0, 1], "ineligible_in_isr": [1], "shutting_down": [1]}),
+    ("no_pending_isr_change_when_idle", "leader-left-with-its-alter-isr-pending",
+     lambda s: (set_broker(s, attrs.evolve(s.broker(0), partitions=tuple(
+         attrs.evolve(h, pending_isr=(0,)) for h in s.broker(0).partitions))),),
+     {"broker": 0, "partition": "t-0", "isr": [0, 1], "pending_isr": [0]}),
     ("reassignment_intent_survives", "reassignment-dropped",
      lambda s: (attrs.evolve(s, budget=attrs.evolve(s.budget, reassignments_submitted=(0,))),),
      {"partition": "t-0", "target_replicas": [1, 2], "assignment": [0, 1]}),

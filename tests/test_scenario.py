@@ -144,7 +144,7 @@ def test_missing_file_raises_scenario_error(tmp_path: Path) -> None:
 #: The bugs no release up to 2.3 fixed: on by default for every modelled version up to 2.3 (KAFKA_14808 and
 #: KAFKA_13972 are in code of 2.4 and 2.6, on from there).
 UNFIXED_IN_2_3 = {"KAFKA_9212", "KAFKA_8286", "KAFKA_9866", "KAFKA_9672", "KAFKA_13225", "KAFKA_10314",
-                  "DELETION_DURING_REASSIGNMENT"}
+                  "KAFKA_14140", "DELETION_DURING_REASSIGNMENT"}
 
 
 def test_defaults_of_a_minimal_scenario() -> None:
@@ -360,3 +360,14 @@ def test_a_bug_in_later_code_is_on_from_the_release_that_wrote_it(version: str, 
     until its fix in 3.5; before the code existed neither is on."""
     scenario = load_scenario(GOOD + f'[kafka]\nversion = "{version}"\ninter_broker_protocol_version = "2.3"\n')
     assert scenario.bugs & {"KAFKA_14808", "KAFKA_13972"} == on
+
+
+@pytest.mark.parametrize(("version", "on"), [("2.3", True), ("2.7", True), ("3.2", True), ("3.3", False),
+                                             ("3.9", False)])
+def test_kafka_14140_is_on_before_3_3_and_kafka_14144_at_no_version(version: str, on: bool) -> None:
+    """KAFKA_14140 (fixed in 3.3.0) is on by default before 3.3; KAFKA_14144's regression and its fix both landed
+    before 3.3.0, so no version has it on by default; the 3.3 validation order stays a version gate."""
+    scenario = load_scenario(GOOD + f'[kafka]\nversion = "{version}"\n')
+    assert scenario.bug("KAFKA_14140") is on
+    assert not scenario.bug("KAFKA_14144")
+    assert scenario.since("TRY_PROCESS_ALTER_PARTITION") is not on

@@ -31,12 +31,12 @@ class Pinned:
 
 
 #: One scenario per bug switch of the controller's failover, controlled shutdown, election, ISR, reassignment and
-#: topic-change handling, named for its JIRA (election-retry: KAFKA-8286), its switch on; 14 to 904 states each but
+#: topic-change handling, named for its JIRA (election-retry: KAFKA-8286), its switch on; 5 to 904 states each but
 #: kafka-14808 (30,757: a reassignment replaced after an ISR expansion and an ElectLeaders).
 BUG_SWITCH_SCENARIOS = ("election-retry", "kafka-3083", "kafka-3096", "kafka-3143", "kafka-3175", "kafka-4214",
                         "kafka-5083", "kafka-5310", "kafka-6082", "kafka-6193", "kafka-6612", "kafka-7482",
                         "kafka-9212", "kafka-9672", "kafka-9866", "kafka-13225", "kafka-14808",
-                        "kafka-13972", "kafka-10314")
+                        "kafka-13972", "kafka-10314", "kafka-14140", "kafka-14144")
 
 
 #: Sometimes properties a scenario without a [check] list reports as never found when it has no reassignment,
@@ -159,6 +159,12 @@ PINNED: dict[str, Pinned] = {
     # KIP-455's replacement with KIP-460's ElectLeaders: three brokers, one ISR expansion
     "kafka-14808": Pinned(Outcome.VIOLATION, distinct=30757, generated=112442, depth=24, queue=252,
         discoveries={"leader_elected_when_isr_member_alive": 23}),
+    # KAFKA-14140 at 3.2 (AlterIsr): a broker in controlled shutdown follows the new leader and rejoins the ISR
+    "kafka-14140": Pinned(Outcome.VIOLATION, distinct=184, generated=319, depth=7, queue=52,
+        discoveries={"isr_members_eligible_when_idle": 6}),
+    # KAFKA-14144 at 3.3: one ISR shrink whose AlterPartition answer is lost, and its re-send
+    "kafka-14144": Pinned(Outcome.VIOLATION, distinct=5, generated=5, depth=4, queue=0,
+        discoveries={"no_pending_isr_change_when_idle": 3}),
     "unclean-election": Pinned(Outcome.OK, distinct=1515, generated=3598, depth=13, queue=0,
                                discoveries={"sometimes_leader_reelected": 2}),
 }

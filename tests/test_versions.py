@@ -76,6 +76,11 @@ PINNED_3_9: dict[str, Pinned] = {
     # the scenario turns KAFKA_13972 on itself: with topic IDs the cancelled replica's log still outlives the deletion
     "kafka-13972": Pinned(Outcome.VIOLATION, distinct=550, generated=1271, depth=20, queue=1,
         discoveries={"no_stray_logs_when_idle": 19}),
+    # both turn their switch on themselves: 3.9 has the same code paths as 3.2 and 3.3 there, so the same counts
+    "kafka-14140": Pinned(Outcome.VIOLATION, distinct=184, generated=319, depth=7, queue=52,
+        discoveries={"isr_members_eligible_when_idle": 6}),
+    "kafka-14144": Pinned(Outcome.VIOLATION, distinct=5, generated=5, depth=4, queue=0,
+        discoveries={"no_pending_isr_change_when_idle": 3}),
     "kafka-4214": Pinned(Outcome.OK, distinct=2375, generated=5374, depth=16, queue=0,
         discoveries={"sometimes_controller_failover_completes": 2}),
     "kafka-5310": Pinned(Outcome.OK, distinct=3481, generated=9159, depth=21, queue=0,

@@ -47,6 +47,8 @@ def versions_with(bug: BugSwitch) -> str:
     modelled = KRAFT_VERSIONS if bug.name in KRAFT_BUGS else SUPPORTED_VERSIONS
     had = [v for v in modelled if bug.default_for(_version(v))]
     fixed = "not fixed upstream" if bug.fixed_in == NEVER_FIXED else f"fixed in {bug.fixed_release}"
+    if not had and bug.introduced_in >= bug.fixed_in:
+        return f"none: no release had it ({fixed})"
     if not had and bug.name in KRAFT_BUGS:
         return f"none modelled: a KRaft scenario takes {modelled[0]} only ({fixed})"
     if not had:

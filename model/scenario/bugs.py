@@ -154,6 +154,24 @@ BUGS: Mapping[str, BugSwitch] = {
              "their log was on it, refuses to create it (LogManager.getOrCreateLog, KafkaStorageException) and "
              "marks the partition offline, so the reassignment waits for good while the broker and the leader are "
              "alive (2.7.0, commit 23cade85067: isNew true for the adding replicas)"),
+        _bug("KAFKA_14140", "KAFKA-14140", "Ensure an offline or in-controlled-shutdown replica is not eligible to "
+             "join ISR in ZK mode", "3.3.0", (3, 3), "isr_members_eligible_when_idle", "kafka-14140",
+             "a leader adds to the ISR any caught-up follower (Partition.maybeExpandIsr, no isReplicaIsrEligible), "
+             "and processAlterIsr writes whatever ISR the leader proposes: a broker in controlled shutdown that "
+             "follows the leader its election moved the partition to rejoins the ISR (and may be elected again "
+             "before it stops). 3.3.0, commit af40e119784 (KIP-841's ZooKeeper port): the leader adds only brokers "
+             "alive in its metadata cache, the controller answers INELIGIBLE_REPLICA (OPERATION_NOT_ATTEMPTED "
+             "below inter.broker.protocol.version 3.3) for a new ISR naming a broker not live or shutting down"),
+        _bug("KAFKA_14144", "KAFKA-14144", "Compare AlterPartition LeaderAndIsr before fencing partition "
+             "epoch", "3.3.0, before its release (regression of #12032, commit 25ee7f147c8)", (3, 3),
+             "no_pending_isr_change_when_idle", "kafka-14144",
+             "tryProcessAlterPartition answers an older partition epoch INVALID_UPDATE_VERSION before it checks "
+             "whether the partition is already in the desired state: a leader whose AlterPartition the controller "
+             "applied but whose answer it lost re-sends it with its old partition epoch, gives up on the error and "
+             "keeps its pending ISR (no further ISR change) until a LeaderAndIsr. #12032 (25ee7f147c8, April 2022) "
+             "and the fix #12489 (9fda5fcac6b, August 2022) both precede 3.3.0: no release tag has the bug, so no "
+             "version has the switch on by default",
+             introduced_in=(3, 3)),
         _bug("DELETION_DURING_REASSIGNMENT", "(LinkedIn hotfix, linkedin/kafka#14)", "fix in parallel topic "
              "deletion and partition reassignment issue", "not fixed upstream", NEVER_FIXED,
              "reassignment_finishes_when_targets_alive", "reassignment-during-deletion",

@@ -131,6 +131,9 @@ class Bounds:
     auto_rebalance_checks: int = 0  # firings of the auto leader rebalance timer
     log_dir_failures: int = 0  # a broker's log directory holding one partition fails
     unclean_config_changes: int = 0  # an admin flips unclean.leader.election.enable (cluster default or a topic's)
+    # answers to AlterIsr requests (KIP-497, 2.7+) the controller processed that never reach the leader, which sends
+    # the request again
+    alter_isr_answers_lost: int = 0
     # controllers that resigned on an exception out of onControllerFailover (elect's triggerControllerMove) after
     # which the search still expands states: each resignation elects a successor with the next controller epoch
     controller_resignations: int = 0

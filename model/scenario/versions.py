@@ -122,11 +122,11 @@ GATES: dict[str, Gate] = {g.name: g for g in (
          "for reassigning partitions (KAFKA-10521, onPartitionReassignment) (2.7.0, inter.broker.protocol.version "
          "2.7-IV2)",
          protocol=True),
-    Gate("KAFKA_14140", (3, 3),
-         "KAFKA-14140 (KIP-841's ZooKeeper port), Partition.isReplicaIsrEligible: only brokers alive in the leader's "
-         "metadata cache join the ISR; KafkaController.tryProcessAlterPartition: NOT_CONTROLLER for a leader ahead of "
-         "the controller, INVALID_UPDATE_VERSION before the write, INELIGIBLE_REPLICA for a new ISR naming a broker "
-         "not live or shutting down (3.3.0)"),
+    Gate("TRY_PROCESS_ALTER_PARTITION", (3, 3),
+         "KafkaController.tryProcessAlterPartition (3.3.0): NOT_CONTROLLER for a leader ahead of the controller "
+         "(KAFKA-14154), a differing partition epoch answered INVALID_UPDATE_VERSION before the write, after the check "
+         "for the desired state (#12032 with KAFKA-14144's order; the switch KAFKA_14144 puts it first). KAFKA-14140's "
+         "eligibility checks of the same release are the switch KAFKA_14140"),
     Gate("KIP_516", (2, 8),
          "KIP-516 (KAFKA-10545, KAFKA-10869), topic IDs: KafkaController.processTopicIds writes them into the topic "
          "znodes and ControllerContext.topicIds, ControllerChannelManager.sendLeaderAndIsrRequest sends them "

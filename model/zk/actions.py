@@ -12,7 +12,9 @@ A controller step may also be taken with a leader's ISR write landing inside it,
 read of that partition's znode and its conditional write (BADVERSION, then the retry): ``Action.isr_race``,
 at the controller's first write of the znode, or with ``isr_race_after_leader_and_isr`` at a later write of it
 in the same event once the leader applied the LeaderAndIsr the step sent (the end of a reassignment); such an
-action has no successor when the write cannot land there.
+action has no successor when the write cannot land there. A controller step processing an AlterIsr may be taken
+with its answer lost (``Action.alter_isr_answer_lost``, within ``[bounds] alter_isr_answers_lost``): the leader
+sends the request again.
 
 :data:`ACTIONS` maps each :class:`ActionKind` to its :class:`ActionSpec` (actor, handler, description);
 :data:`FAMILIES` lists, in the order that defines traces, the enabling conditions of each family of kinds
@@ -40,6 +42,7 @@ from model.zk.state.values import (
     SHUTDOWN_SUCCEEDED,
     Budget,
     ClusterState,
+    EventKind,
     RequestKind,
 )
 
@@ -102,6 +105,8 @@ class Action:
     # step's LeaderAndIsr (partition_leader.maybe_race)
     isr_race_after_leader_and_isr: bool = False
     command: int = -1  # AdminReassignPartitions: the index of the scenario's [[reassignments]] entry
+    # ControllerProcessEvent of an AlterIsrReceived: the answer never reaches the leader, which re-sends the request
+    alter_isr_answer_lost: bool = False
 
     def isr_change(self) -> partition_leader.IsrChange:
         kind = self.isr_race or self.kind
@@ -109,6 +114,8 @@ class Action:
 
     def name(self) -> str:
         """The action's family as coverage tables count it (``ControllerProcessEvent+LeaderShrinksIsr``)."""
+        if self.alter_isr_answer_lost:
+            return f"{self.kind}+AlterIsrAnswerLost"
         if not self.isr_race:
             return str(self.kind)
         return f"{self.kind}+{self.isr_race}" + ("+AfterLeaderAndIsr" if self.isr_race_after_leader_and_isr else "")
@@ -131,6 +138,7 @@ class ActionSpec:
 
 
 def _process_event(step: Step, action: Action) -> None:
+    step.alter_isr_answer_lost = action.alter_isr_answer_lost
     if action.isr_race:
         step.isr_race = action.isr_change()
         step.isr_race_after_leader_and_isr = action.isr_race_after_leader_and_isr
@@ -193,6 +201,8 @@ def _by_isr_change(action: Action, scenario: Scenario) -> str:
 
 
 def _controller_step(action: Action, scenario: Scenario) -> str:
+    if action.alter_isr_answer_lost:
+        return f"{action.kind}(its AlterIsr answer lost: the leader's request times out and it sends it again)"
     if action.isr_race_after_leader_and_isr:
         return (f"{action.kind}(with {action.isr_race}({_isr_change(action)}), the leader having applied this "
                 "event's LeaderAndIsr, between a later read and write)")
@@ -290,6 +300,9 @@ Enabled = Iterator[Action]
 def _controller_steps(e: Enabling) -> Enabled:
     if e.state.controller.events:
         yield Action(K.ControllerProcessEvent)
+        if (e.state.controller.events[0].kind is EventKind.AlterIsrReceived
+                and e.state.budget.alter_isr_answers_lost < e.scenario.bounds.alter_isr_answers_lost):
+            yield Action(K.ControllerProcessEvent, alter_isr_answer_lost=True)
         if not e.races:
             return
         for leader, (topic, p), follower, kind in e.isr_changes:

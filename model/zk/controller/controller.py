@@ -380,11 +380,25 @@ def process_alter_isr(step: Step, event: ControllerEvent) -> None:
     (:func:`partition_leader.handle_alter_isr_response`). After answering, a successful partition under
     reassignment may complete it (``maybeCompleteReassignment``).
 
-    From 3.3 (``tryProcessAlterPartition``; KAFKA-14140, KIP-841): a leader epoch or partition epoch ahead of the
-    controller's is answered NOT_CONTROLLER (the leader re-sends), a differing partition epoch INVALID_UPDATE_VERSION
-    before any write (after the check for the desired state), and a new ISR naming a broker that is not live or is
-    shutting down (``liveBrokerIds``) INELIGIBLE_REPLICA (OPERATION_NOT_ATTEMPTED for an AlterPartition before
-    version 2, ``inter.broker.protocol.version`` < 3.3).
+    From 3.3 (``tryProcessAlterPartition``, gate ``TRY_PROCESS_ALTER_PARTITION``): a leader epoch or partition epoch
+    ahead of the controller's is answered NOT_CONTROLLER (the leader re-sends; KAFKA-14154, commit 36ff5d5c98f), a
+    differing partition epoch INVALID_UPDATE_VERSION before any write, after the check for the desired state
+    (KAFKA-14144, commit 9fda5fcac6b, 3.3.0: a re-sent request the controller applied is answered with the current
+    state). With the switch ``KAFKA_14144`` an older partition epoch is answered INVALID_UPDATE_VERSION before that
+    check (the order of #12032, commit 25ee7f147c8, on trunk and the 3.3 branch from April to August 2022, in no
+    release tag): a leader re-sending a request whose answer it lost gives up and keeps its pending ISR until a
+    LeaderAndIsr. The switch applies at every version.
+
+    KAFKA-14140 (3.3.0, commit af40e119784, KIP-841's ZooKeeper port): a new ISR naming a broker that is not live or
+    is shutting down (``liveBrokerIds``) is answered INELIGIBLE_REPLICA (OPERATION_NOT_ATTEMPTED for an
+    AlterPartition before version 2, ``inter.broker.protocol.version`` < 3.3), after the checks above. Before 3.3
+    the switch ``KAFKA_14140`` is on and the controller writes such an ISR; with it off before 3.3 the model checks
+    in 2.7's ``processAlterIsr`` before its write (no release did) and answers OPERATION_NOT_ATTEMPTED, after which
+    the leader returns to its committed ISR (3.3's ``handleAlterPartitionError``).
+
+    With ``step.alter_isr_answer_lost`` (the explorer's choice, ``[bounds] alter_isr_answers_lost``) the answer to the
+    per-partition checks never reaches the leader, which sends the same request again
+    (:func:`partition_leader.alter_isr_answer_lost`); what the controller wrote and sent stays.
 
     Deviations: a request carries one partition (AlterIsrManager's batching is not modelled); the answer reaches
     the leader within the controller's step. A partition-state znode gone while the controller still caches it is
@@ -396,22 +410,26 @@ def process_alter_isr(step: Step, event: ControllerEvent) -> None:
     if step.live_brokers.get(event.broker) != event.request_epoch:
         partition_leader.handle_alter_isr_error(step, event, "STALE_BROKER_EPOCH")
         return
-    kip_841 = step.scenario.since("KAFKA_14140")
+    v3_3 = step.scenario.since("TRY_PROCESS_ALTER_PARTITION")
+    eligible_only = not step.scenario.bug("KAFKA_14140")
+    fenced_first = step.scenario.bug("KAFKA_14144")
     results: dict[TopicPartition, LeaderAndIsr | str] = {}
     for tp, proposed in event.isrs_to_alter:
         current = step.leadership.get(tp)
         if current is None:
             results[tp] = "UNKNOWN_TOPIC_OR_PARTITION"
-        elif kip_841 and (proposed.zk_version > current.zk_version or proposed.leader_epoch > current.leader_epoch):
+        elif v3_3 and (proposed.zk_version > current.zk_version or proposed.leader_epoch > current.leader_epoch):
             results[tp] = "NOT_CONTROLLER"
         elif proposed.leader_epoch < current.leader_epoch:
             results[tp] = "FENCED_LEADER_EPOCH"
+        elif fenced_first and proposed.zk_version < current.zk_version:
+            results[tp] = "INVALID_UPDATE_VERSION"  # #12032's order (KAFKA_14144)
         elif (proposed.leader, proposed.leader_epoch, proposed.isr) == (current.leader, current.leader_epoch,
                                                                           current.isr):
             results[tp] = current  # equalsIgnoreZk: already in the desired state
-        elif kip_841 and proposed.zk_version != current.zk_version:
+        elif v3_3 and proposed.zk_version != current.zk_version:
             results[tp] = "INVALID_UPDATE_VERSION"
-        elif kip_841 and set(proposed.isr) - (set(step.live_brokers) - step.shutting_down_brokers):
+        elif eligible_only and set(proposed.isr) - (set(step.live_brokers) - step.shutting_down_brokers):
             results[tp] = ("INELIGIBLE_REPLICA" if step.scenario.inter_broker_protocol >= (3, 3)
                            else "OPERATION_NOT_ATTEMPTED")
         else:
@@ -425,8 +443,11 @@ def process_alter_isr(step: Step, event: ControllerEvent) -> None:
                 step.leadership[tp] = written
                 step.isr_updates.append((tp, proposed.leader, old.isr, written.isr))
     step.send_update_metadata_request(sorted(step.live_or_shutting_down()), [tp for tp, _ in event.isrs_to_alter])
-    for tp, result in results.items():
-        partition_leader.handle_alter_isr_response(step, event, tp, result)
+    if step.alter_isr_answer_lost:
+        partition_leader.alter_isr_answer_lost(step, event)
+    else:
+        for tp, result in results.items():
+            partition_leader.handle_alter_isr_response(step, event, tp, result)
     for tp, result in results.items():
         if not isinstance(result, str) and tp in step.partitions_being_reassigned:
             partition_reassignment.process_partition_reassignment_isr_change_kip_455(step, tp)

@@ -27,8 +27,11 @@ in :attr:`HostedPartition.pending_isr` until the answer, during which it propose
 :func:`model.zk.controller.controller.process_alter_isr`) and answers (:func:`handle_alter_isr_response`).
 The leader writes nothing to ZooKeeper and no ``/isr_change_notification``.
 
-From 3.3 (KAFKA-14140, KIP-841's ZooKeeper port) a leader adds a follower only if its metadata cache holds the
-follower's broker alive (``Partition.isReplicaIsrEligible``: ``ZkMetadataCache.hasAliveBroker``), on either path.
+From 3.3 (KAFKA-14140, KIP-841's ZooKeeper port, commit af40e119784) a leader adds a follower only if its metadata
+cache holds the follower's broker alive (``Partition.isReplicaIsrEligible``: ``ZkMetadataCache.hasAliveBroker``), on
+either path; before 3.3 any caught-up follower joins: the switch ``KAFKA_14140``, on before 3.3 (a broker in
+controlled shutdown stays in the metadata cache's live brokers, so only the controller's check of the same commit
+keeps it out: :func:`model.zk.controller.controller.process_alter_isr`).
 
 In the model an ISR change is an environment step, bounded by ``[bounds] isr_changes``: one
 follower leaves or joins per step. A shrink may drop any follower in the leader's ISR (it lags or
@@ -74,14 +77,15 @@ IsrChange = tuple[int, TopicPartition, int, str]
 @attrs.frozen
 class IsrPath:
     """How the scenario's leaders change the ISR: through the controller (``alter_isr``, KIP-497) or the znode,
-    and whether a follower must be alive in the leader's metadata cache to join (``eligible_only``, KAFKA-14140)."""
+    and whether a follower must be alive in the leader's metadata cache to join (``eligible_only``: KAFKA-14140's
+    fix, the switch ``KAFKA_14140`` off)."""
 
     alter_isr: bool = False
     eligible_only: bool = False
 
     @classmethod
     def of(cls, scenario: Scenario) -> IsrPath:
-        return cls(alter_isr=scenario.since("KIP_497"), eligible_only=scenario.since("KAFKA_14140"))
+        return cls(alter_isr=scenario.since("KIP_497"), eligible_only=not scenario.bug("KAFKA_14140"))
 
 
 ZK_PATH = IsrPath()
@@ -296,6 +300,25 @@ def handle_alter_isr_error(step: Step, event: ControllerEvent, error: str) -> No
         found = _proposer(step, event, tp, sent)
         if found is not None:
             step.messages.append(f"broker {event.broker}: AlterIsr for {tp[0]}-{tp[1]} answered {error}; re-sent")
+            _send(step, event.broker, found[0].epoch, tp, sent.leader_epoch, sent.isr, sent.zk_version)
+
+
+def alter_isr_answer_lost(step: Step, event: ControllerEvent) -> None:
+    """The controller's answer to ``event`` never reaches the leader: the request times out
+    (``request.timeout.ms``), ``NetworkClient`` reports it disconnected, and ``BrokerToControllerRequestThread``
+    (2.7.0 - 3.9; ``handleResponse``: ``response.wasDisconnected()``, ``requestQueue.putFirst``) sends the same
+    request again, with the leader epoch and partition epoch (``currentIsrVersion``) it carried: the leader's
+    ``isrState`` is still the pending one, as no answer and no LeaderAndIsr changed it. An incarnation that is gone
+    sends nothing. Bounded by ``[bounds] alter_isr_answers_lost``.
+
+    Deviations: Kafka re-sends after the timeout and with the broker's epoch of that time; the model re-sends within
+    the controller's step, to the end of the active controller's queue."""
+    step.budget = attrs.evolve(step.budget, alter_isr_answers_lost=step.budget.alter_isr_answers_lost + 1)
+    for tp, sent in event.isrs_to_alter:
+        found = _proposer(step, event, tp, sent)
+        if found is not None:
+            step.messages.append(f"broker {event.broker}: the answer to AlterIsr for {tp[0]}-{tp[1]} is lost; "
+                                 "re-sent")
             _send(step, event.broker, found[0].epoch, tp, sent.leader_epoch, sent.isr, sent.zk_version)
 
 

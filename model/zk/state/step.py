@@ -164,6 +164,9 @@ class Step:
         # The write lands at a later write of that znode in the step, after the leader applied the controller's
         # LeaderAndIsr for its earlier write (partition_leader.maybe_race).
         self.isr_race_after_leader_and_isr = False
+        # The explorer's choice for this step: the answer to the AlterIsr it processes never reaches the leader,
+        # which re-sends the request (partition_leader.alter_isr_answer_lost).
+        self.alter_isr_answer_lost = False
 
     # ---- freezing ----
     def controller_state(self) -> ControllerState:

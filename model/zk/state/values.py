@@ -419,6 +419,7 @@ class Budget:
     log_dir_failures: int = 0
     unclean_config_changes: int = 0
     reassignments_cancelled: tuple[int, ...] = ()  # indexes of [[reassignments]] an admin cancelled
+    alter_isr_answers_lost: int = 0  # AlterIsr answers that did not reach the leader (it re-sent the request)
 
 
 @attrs.frozen
