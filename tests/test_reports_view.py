@@ -26,10 +26,10 @@ def stale() -> Trace:
 
 
 def test_the_stale_response_is_visible_in_the_steps(stale: Trace) -> None:
-    """Broker 0 answers StopReplica as broker epoch 1 (step 8), restarts as epoch 2 (step 10), and the
+    """Broker 0 answers StopReplica as broker epoch 1 (step 7), restarts as epoch 2 (step 9), and the
     controller's handling of the old answer (step 13) is titled as stale, with the deletion it completes."""
     titles = [s.view["title"] for s in stale.steps]
-    assert titles[9] == "Broker 0 restarts and registers /brokers/ids/0 with broker epoch 2"
+    assert titles[8] == "Broker 0 restarts and registers /brokers/ids/0 with broker epoch 2"
     assert titles[12].startswith("Controller processes TopicDeletionStopReplicaResponseReceived(broker 0, t-0, NONE, "
                                  "answered by broker epoch 1)")
     assert titles[12].endswith("broker 0 has restarted since (broker epoch 2): the response is stale")
@@ -37,16 +37,16 @@ def test_the_stale_response_is_visible_in_the_steps(stale: Trace) -> None:
                                             "completeDeleteTopic(t)")
     response = {"from": "broker 0", "to": "controller", "label": "StopReplica response t-0: NONE (sent by broker "
                 "epoch 1)", "kind": "response"}
-    assert response in [{k: m[k] for k in response} for m in stale.steps[7].view["messages"]]
+    assert response in [{k: m[k] for k in response} for m in stale.steps[6].view["messages"]]
 
 
 def test_broker_change_phase_and_log_follow_kafka(stale: Trace) -> None:
-    """Handling the BrokerChange that sees broker 0 bounced and broker 2 gone names Kafka's callbacks in
+    """Handling the BrokerChange that sees broker 0 bounced and broker 1 gone names Kafka's callbacks in
     processBrokerChange's order and logs Kafka's controller.log and state-change.log lines."""
     step = stale.steps[10].view
-    assert step["phase"] == "BrokerChange: onBrokerFailure(0); onBrokerStartup(0); onBrokerFailure(2)"
+    assert step["phase"] == "BrokerChange: onBrokerFailure(0); onBrokerStartup(0); onBrokerFailure(1)"
     lines = [entry["line"] for entry in step["log"]]
-    assert "Newly added brokers: , deleted brokers: 2, bounced brokers: 0, all live brokers: 0,1" in lines
+    assert "Newly added brokers: , deleted brokers: 1, bounced brokers: 0, all live brokers: 0,2" in lines
     assert ("[Controller epoch=1] Changed state of replica 0 for partition t-0 from ReplicaDeletionStarted to "
             "ReplicaDeletionIneligible") in lines
     sent = [m["label"] for m in step["messages"] if m["kind"] == "request" and m["label"].startswith("LeaderAndIsr")]
@@ -78,22 +78,22 @@ def test_the_former_controllers_state_changes_carry_its_own_epoch() -> None:
 
 
 def test_each_queued_response_is_joined_to_the_step_that_processes_it(stale: Trace) -> None:
-    """Broker 0's StopReplica response of step 8 is the item the controller takes off its queue in
+    """Broker 0's StopReplica response of step 7 is the item the controller takes off its queue in
     step 13: the view names the item on both messages, the reports join them, and the sequence
     diagram draws an arrow from the response to step 13; each request is joined to the step its broker
     handles it in."""
-    queued = next(m for m in stale.steps[7].view["messages"] if m["kind"] == "response")
+    queued = next(m for m in stale.steps[6].view["messages"] if m["kind"] == "response")
     processing = stale.steps[12].view["messages"][0]
     assert queued["queued"] == processing["dequeued"] == (
         "controller event queue: TopicDeletionStopReplicaResponseReceived(broker 0, t-0, NONE, answered by broker "
         "epoch 1)")
     joined = deliveries(sequence(stale)[1])
-    assert joined[(8, stale.steps[7].view["messages"].index(queued))] == (13, 0)
+    assert joined[(7, stale.steps[6].view["messages"].index(queued))] == (13, 0)
     for (sent, _), (handled, index) in joined.items():
         assert sent < handled and "dequeued" in stale.steps[handled - 1].view["messages"][index]
     diagram = sequence_diagram(stale)
     assert diagram is not None
-    assert any(d.full.startswith("queued in step 8, processed in step 13: ") for d in diagram.deliveries)
+    assert any(d.full.startswith("queued in step 7, processed in step 13: ") for d in diagram.deliveries)
     assert 'class="delivery"' in sequence_svg(stale)
 
 
