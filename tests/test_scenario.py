@@ -58,8 +58,6 @@ BAD_SCENARIOS = [
     ("version-2.9", GOOD + '[kafka]\nversion = "2.9"\n', ["version", "'2.9'"]),
     ("protocol-above-version", GOOD + '[kafka]\nversion = "2.5"\ninter_broker_protocol_version = "2.6"\n',
      ["inter_broker_protocol_version", "'2.6'", "2.5"]),
-    ("kip-516-not-modelled", BROKERS + TOPIC + 'deleted_by_admin = true\n[kafka]\nversion = "2.8"\n',
-     ["inter_broker_protocol_version = \"2.8\"", "KIP-516", "deleted"]),
     ("api-reassignment-before-2.4",
      GOOD + '[[reassignments]]\ntopic = "t"\npartitions = { 0 = [1, 2] }\nthrough_api = true\n[kafka]\n'
      'version = "2.3"\n', ["[[reassignments]] entry 1", "through_api", "KIP-455", "\"2.4\""]),
