@@ -15,6 +15,12 @@ part's bytes -> its object, and reads a part it has met before by looking its by
 rebuilding it (the states decoded share their equal parts). Only the parts decode() met are remembered:
 the parts a step made new are written once and dropped with the successor. Both memos are per process
 and bounded (when full, the kind of part holding most of it is emptied): they change the speed, never the bytes.
+
+ZooKeeper's and the controller's tables (their ``tuple[X, ...]`` fields, :data:`TABLED`) and the state's tuples of
+parts (the brokers, the channels) are parts too, each field with its own memo: a step that changes one table of
+the controller (most often its event queue) leaves the others the same objects, and the changed controller is
+written from the bytes of its unchanged tables. Splitting the parts so changes the speed only: a value's bytes are
+its parts' bytes one after the other, the same ints as without the split.
 """
 
 from __future__ import annotations
@@ -46,14 +52,18 @@ from model.zk.state.values import (
 
 #: Parts each memo of a :class:`Codec` keeps before it is emptied (a bound on its memory).
 MEMO_PARTS = 1 << 14
+
+
 class _PartMemo:
-    """decode()'s memo for one kind of part: the bytes of the parts read so far -> the part, and an index to
-    find them without knowing where a part ends: the lengths of the parts known, by their first ``head``
-    bytes (the length of the shortest part known, so every known part has such a head)."""
+    """The memos of one kind of part: ``written``, the parts met so far by identity -> (the part, its bytes), for
+    encode(); ``parts``, their bytes -> the part, for decode(), with an index to find them without knowing
+    where a part ends: the lengths of the parts known, by their first ``head`` bytes (the length of the
+    shortest part known, so every known part has such a head)."""
 
     def __init__(self) -> None:
+        # id(part) -> (part, its bytes): the part is held, so its id is not reused while it is here
+        self.written: dict[int, tuple[Any, bytes]] = {}
         self.parts: dict[bytes, Any] = {}
-        self.ids: list[int] = []  # of the parts, as :attr:`Codec._written` keys them
         self.head = 0
         self.lengths: dict[bytes, list[int]] = {}  # first ``head`` bytes -> lengths of the known parts
 
@@ -72,7 +82,7 @@ class _PartMemo:
 
     def add(self, key: bytes, part: Any) -> None:
         self.parts[key] = part
-        self.ids.append(id(part))
+        self.written[id(part)] = (part, key)
         n = len(key)
         if not self.head or n < self.head:
             self.head = n
@@ -88,8 +98,8 @@ class _PartMemo:
             lengths.append(len(key))
 
     def clear(self) -> None:
+        self.written.clear()
         self.parts.clear()
-        self.ids.clear()
         self.lengths.clear()
 
 
@@ -99,9 +109,10 @@ class Codec:
         self.topics = ("", *topic_names)  # index 0 encodes the empty name
         self.topic_index = {t: i for i, t in enumerate(self.topics)}
         self.memo_parts = memo_parts
-        # id(part) -> (part, its bytes): the part is held, so its id is not reused while it is here
-        self._written: dict[int, tuple[Any, bytes]] = {}
-        self._read: dict[str, _PartMemo] = {}
+        # one memo per kind of part (KINDS), and the generated encoder's lookups by identity in them
+        self._memos = tuple(_PartMemo() for _ in KINDS)
+        self.known = tuple(memo.written.get for memo in self._memos)
+        self._size = 0
 
     def __getstate__(self) -> dict[str, Any]:
         return {"topic_names": self.topic_names, "memo_parts": self.memo_parts}  # memos stay in their process
@@ -111,24 +122,21 @@ class Codec:
 
     def memo_size(self) -> int:
         """How many parts the memos hold now (at most ``memo_parts``)."""
-        return len(self._written)
+        return self._size
 
     def _remember(self, memo: _PartMemo, part: Any, data: bytes, bound: int) -> None:
         """Remember the part's bytes, in ``memo`` of at most ``bound`` parts. A full codec empties the kind of part
         that holds most of it, so that the parts of the other kinds keep their identity: the transition memos
         (:mod:`model.zk.transition_memo`) key on it."""
-        written = self._written
-        if len(memo.ids) >= bound:
+        if len(memo.parts) >= bound:
             self._empty(memo)
-        if len(written) >= self.memo_parts:
-            self._empty(max(self._read.values(), key=lambda known: len(known.ids)))
-        written[id(part)] = (part, data)
+        if self._size >= self.memo_parts:
+            self._empty(max(self._memos, key=lambda known: len(known.parts)))
         memo.add(data, part)
+        self._size += 1
 
     def _empty(self, memo: _PartMemo) -> None:
-        written = self._written
-        for known in memo.ids:
-            written.pop(known, None)
+        self._size -= len(memo.parts)
         memo.clear()
 
     # ---- encoding ----
@@ -139,36 +147,16 @@ class Codec:
         """:meth:`encode` without the memo: every part written field by field (the reference)."""
         return Codec(self.topic_names, memo_parts=0).encode(s)
 
-    def _part(self, write: Any, value: Any) -> bytes:
-        """The part's bytes: remembered, or written by ``write(out, value, topic_index)``."""
-        known = self._written.get(id(value))
-        if known is not None:
-            return known[1]
-        out: list[int] = []
-        write(out, value, self.topic_index)
-        return array("i", out).tobytes()
-
-    def _parts(self, join: Any, value: tuple[Any, ...]) -> bytes:
-        """The bytes of a tuple of parts: remembered, or made by ``join(codec, value)`` from its parts' bytes. (The
-        empty tuple is one object for every kind: it is not looked up.)"""
-        known = self._written.get(id(value)) if value else None
-        if known is not None:
-            return known[1]
-        data: bytes = join(self, value)
-        return data
-
     # ---- decoding ----
     def decode(self, data: bytes) -> ClusterState:
-        state: ClusterState = _READ_STATE(_Reader(data, self.topics, self.read_part, self.read_parts))
+        state: ClusterState = _READ_STATE(_Reader(data, self.topics, self.read_part, self.read_table))
         return state
 
-    def read_part(self, rd: _Reader, read: Any) -> Any:
-        """The part at the reader's position: one met before, found by its bytes, or ``read()``."""
+    def read_part(self, rd: _Reader, kind: int, read: Any) -> Any:
+        """The part of kind ``kind`` at the reader's position: one met before, found by its bytes, or ``read()``."""
         if not self.memo_parts:
             return read(rd)
-        memo = self._read.get(read.__name__)
-        if memo is None:
-            memo = self._read[read.__name__] = _PartMemo()
+        memo = self._memos[kind]
         start = 4 * rd.position()
         found = memo.find(rd.data, start)
         if found is not None:
@@ -178,22 +166,20 @@ class Codec:
         self._remember(memo, value, rd.data[start:4 * rd.position()], self.memo_parts)
         return value
 
-    def read_parts(self, rd: _Reader, read: Any) -> Any:
-        """The tuple of parts at the reader's position, read by ``read()`` (its parts through :meth:`read_part`),
-        as the tuple met before when its bytes were: such a tuple changes with most steps, so it is not
-        looked for before it is read."""
+    def read_table(self, rd: _Reader, kind: int, read: Any) -> Any:
+        """The table (a tuple) of kind ``kind`` at the reader's position, read by ``read()``, as the tuple met before
+        when its bytes were: such a tuple is read before it is looked for (reading it costs less than finding where
+        it ends), and it is remembered so that a state's successors, sharing it when a step leaves it be, write it
+        by copying its bytes."""
         if not self.memo_parts:
             return read(rd)
-        memo = self._read.get(read.__name__)
-        if memo is None:
-            memo = self._read[read.__name__] = _PartMemo()
+        memo = self._memos[kind]
         start = rd.position()
         value = read(rd)
         key = rd.data[4 * start:4 * rd.position()]
         known = memo.parts.get(key)
         if known is not None:
             return known
-        # Only the states being expanded need theirs: their successors share it when a step leaves it be.
         self._remember(memo, value, key, max(1, self.memo_parts >> 4))
         return value
 
@@ -205,11 +191,11 @@ def _ints(*values: int) -> bytes:
 class _Reader:
     """Reads the parts of :meth:`Codec.encode`'s layout back, in the same order, from an int position."""
 
-    def __init__(self, data: bytes, topics: tuple[str, ...], read_part: Callable[[_Reader, Any], Any],
-                 read_parts: Callable[[_Reader, Any], Any]):
+    def __init__(self, data: bytes, topics: tuple[str, ...], read_part: Callable[[_Reader, int, Any], Any],
+                 read_table: Callable[[_Reader, int, Any], Any]):
         self.data = data
         self.read_part = read_part  # Codec.read_part: a part met before, or read by the function given
-        self.read_parts = read_parts  # Codec.read_parts: a tuple of parts met before, or read by the function
+        self.read_table = read_table  # Codec.read_table: a table met before, or read by the function
         a = array("i")
         a.frombytes(data)
         self._it: Any = iter(a)  # an array iterator: __reduce__ tells its position, __setstate__ moves it
@@ -239,11 +225,16 @@ class _Reader:
 # * a state class: its fields (``eq=False`` ones are no part of a state and are not written).
 #
 # Generated source rather than a walk of the types per call: the code run per state is the code one
-# would write by hand for each class, so deriving it costs nothing on the hot path.
+# would write by hand for each class, so deriving it costs nothing on the hot path. Where a part or a table
+# is written, the code first looks it up by identity in its kind's memo and copies the bytes found.
 
-#: The classes encoded as parts (see the module docstring): each has its memo, and a tuple of parts that is
-#: a field of the state is remembered as one.
+#: The classes encoded as parts (see the module docstring): each has its memo.
 PARTS: tuple[type, ...] = (ZkState, ControllerState, BrokerState, Request, Budget, History)
+#: The parts whose tables (their fields of type ``tuple[X, ...]``) are parts of their own, with a memo per field: a
+#: step changes one or two of ZooKeeper's or the controller's tables and leaves the others the same objects, so
+#: that a changed ZooKeeper or controller is written from the bytes of its unchanged tables. (A field of the state
+#: that is a tuple holding parts, such as the brokers, is such a table too.)
+TABLED: tuple[type, ...] = (ZkState, ControllerState)
 
 
 def _is_part(t: Any) -> bool:
@@ -255,6 +246,14 @@ def _is_int(t: Any) -> bool:
     return t is int or t is bool or (isinstance(t, type) and issubclass(t, enum.IntEnum))
 
 
+def _is_table(t: Any, field_of: tuple[type, str] | None) -> bool:
+    """Whether a value of type ``t``, the field ``field_of`` (class, name) of a state class, is a table: a part of
+    its own kind."""
+    element = sequence_of(t)
+    return (element is not None and field_of is not None
+            and (field_of[0] in TABLED or mentions(element, _is_part)))
+
+
 class _Generator:
     """Writes the source of the codec's writers and readers."""
 
@@ -263,7 +262,8 @@ class _Generator:
         self.sources: list[str] = []
         self.done: set[str] = set()
         self.counter = 0
-        self.pending = False  # chunks(): whether ints written may be waiting in ``out``
+        self.kinds: list[str] = []  # the kinds of part, each with its memo in a Codec
+        self.used: set[int] = set()  # the kinds the function being written looks up
 
     def fresh(self, stem: str) -> str:
         self.counter += 1
@@ -272,6 +272,19 @@ class _Generator:
     def name_of(self, t: type) -> str:
         self.namespace[t.__name__] = t
         return t.__name__
+
+    def kind(self, name: str) -> int:
+        if name not in self.kinds:
+            self.kinds.append(name)
+        return self.kinds.index(name)
+
+    @staticmethod
+    def kind_name(t: Any, field_of: tuple[type, str] | None) -> str:
+        base = strip(t)
+        if base in PARTS:
+            return str(base.__name__)
+        assert field_of is not None
+        return f"{field_of[0].__name__}.{field_of[1]}"
 
     # ---- writing ints into ``out`` (w = out.append, ext = out.extend, ti = the topic index) ----
     def pattern(self, t: Any) -> tuple[str, list[tuple[Any, str]]]:
@@ -320,7 +333,7 @@ class _Generator:
             lines.append(f"{ind}    w(1)")
             self.write(inner, x, lines, ind + "    ")
         elif is_state_class(base):
-            assert base not in PARTS, f"{base.__name__} is a part: written in chunks"
+            assert base not in PARTS, f"{base.__name__} is a part: written with its memo"
             if not x.isidentifier():
                 name = self.fresh("v")
                 lines.append(f"{ind}{name} = {x}")
@@ -330,100 +343,83 @@ class _Generator:
         else:
             raise TypeError(f"the codec has no encoding for {t!r}")
 
-    def writer(self, cls: type) -> str:
-        """``write_<cls>(out, v, ti)``: a part's ints into ``out``."""
-        name = f"write_{cls.__name__}"
-        if name not in self.done:
-            self.done.add(name)
-            lines = [f"def {name}(out, v, ti):", "    w = out.append", "    ext = out.extend"]
-            for f in state_fields(cls):
-                self.write(f.type, f"v.{f.name}", lines, "    ")
-            self.sources.append("\n".join(lines))
-        return name
-
-    # ---- writing chunks of bytes into ``c``: values with parts in them ----
-    def chunks(self, t: Any, x: str, lines: list[str], ind: str, field_of: str | None = None) -> None:
-        """Write a value with parts in it: ints into ``out``, flushed into ``c`` before each part's bytes."""
+    # ---- writing values with parts in them: ints into ``out``, the bytes of parts known into ``c`` ----
+    def emit(self, t: Any, x: str, lines: list[str], ind: str, field_of: tuple[type, str] | None = None) -> None:
+        """Write a value of type ``t`` (the field ``field_of`` of a state class, if it is one); a part or a table in
+        it is looked up by identity in its kind's memo (``kn<kind>``) and, when known, its bytes are copied into
+        ``c`` after the ints waiting in ``out``."""
+        base = strip(t)
+        table = _is_table(t, field_of)
+        if base in PARTS or table:
+            k = self.kind(self.kind_name(t, field_of))
+            self.used.add(k)
+            v, h = self.fresh("p"), self.fresh("h")
+            lines.append(f"{ind}{v} = {x}")
+            # a table looks up only when it is not empty: an empty tuple is one object whatever its field
+            lines.append(f"{ind}{h} = kn{k}(id({v}))" + (f" if {v} else None" if table else ""))
+            lines.append(f"{ind}if {h} is None:")
+            if table:
+                self.emit(t, v, lines, ind + "    ")
+            else:
+                lines.append(f"{ind}    {self.writer(base)}(c, out, {v}, known, ti)")
+            lines += [f"{ind}else:", f"{ind}    if out:", f"{ind}        c.append(_ints_bytes(out))",
+                      f"{ind}        out.clear()", f"{ind}    c.append({h}[1])"]
+            return
         if not mentions(t, _is_part):
             self.write(t, x, lines, ind)
-            self.pending = True
             return
-        base = strip(t)
         element = sequence_of(t)
         record = record_of(t)
         inner = optional_of(t)
-
-        def flush() -> None:
-            if self.pending:  # ints may be waiting in ``out``
-                lines.append(f"{ind}if out:\n{ind}    c.append(_ints_bytes(out))\n{ind}    out.clear()")
-            self.pending = False
-
-        if base in PARTS:
-            flush()
-            lines.append(f"{ind}c.append(part({self.writer(base)}, {x}))")
-        elif element is not None and field_of is not None:
-            join = self.joiner(t, field_of)
-            flush()
-            lines.append(f"{ind}c.append(parts({join}, {x}))")
-        elif element is not None:
+        if element is not None:
             lines.append(f"{ind}w(len({x}))")
-            self.pending = True
-            if strip(element) in PARTS:
-                e = self.fresh("e")
-                flush()
-                lines.append(f"{ind}c += [part({self.writer(strip(element))}, {e}) for {e} in {x}]")
-            else:
-                target, leaves = self.pattern(element)
-                lines.append(f"{ind}for {target} in {x}:")
-                self.pending = True  # from the loop's previous turn
-                for leaf_type, leaf in leaves:
-                    self.chunks(leaf_type, leaf, lines, ind + "    ")
-                self.pending = True
+            target, leaves = self.pattern(element)
+            lines.append(f"{ind}for {target} in {x}:")
+            for leaf_type, leaf in leaves:
+                self.emit(leaf_type, leaf, lines, ind + "    ")
         elif record is not None:
             target, leaves = self.pattern(t)
             lines.append(f"{ind}{target} = {x}")
             for leaf_type, leaf in leaves:
-                self.chunks(leaf_type, leaf, lines, ind)
+                self.emit(leaf_type, leaf, lines, ind)
         elif inner is not None:
-            lines.append(f"{ind}if {x} is None:")
-            lines.append(f"{ind}    w(0)")
-            lines.append(f"{ind}else:")
-            lines.append(f"{ind}    w(1)")
-            self.pending = True
-            self.chunks(inner, x, lines, ind + "    ")
-            self.pending = True
+            lines += [f"{ind}if {x} is None:", f"{ind}    w(0)", f"{ind}else:", f"{ind}    w(1)"]
+            self.emit(inner, x, lines, ind + "    ")
         else:
             for f in state_fields(base):
-                self.chunks(f.type, f"{x}.{f.name}", lines, ind, field_of=f"{base.__name__}_{f.name}")
+                self.emit(f.type, f"{x}.{f.name}", lines, ind, field_of=(base, f.name))
 
-    _PROLOGUE = ("    part, parts, ti = codec._part, codec._parts, codec.topic_index",
-                 "    c = []", "    out = []", "    w = out.append", "    ext = out.extend")
-    _EPILOGUE = ("    if out:", "        c.append(_ints_bytes(out))", "    return b''.join(c)")
+    def fields(self, cls: type) -> list[str]:
+        """The lines writing the fields of ``v``, a ``cls``, preceded by the lookups they use."""
+        used, self.used = self.used, set()
+        lines: list[str] = []
+        for f in state_fields(cls):
+            self.emit(f.type, f"v.{f.name}", lines, "    ", field_of=(cls, f.name))
+        lookups = [f"    kn{k} = known[{k}]" for k in sorted(self.used)]
+        self.used = used
+        return ["    w = out.append", "    ext = out.extend", *lookups, *lines]
 
-    def joiner(self, t: Any, field: str) -> str:
-        """``join_<field>(codec, v)``: the bytes of a tuple of parts that is a field."""
-        name = f"join_{field}"
+    def writer(self, cls: type) -> str:
+        """``write_<cls>(c, out, v, known, ti)``: a part's ints into ``out``, the bytes of its known tables into
+        ``c``."""
+        name = f"write_{cls.__name__}"
         if name not in self.done:
             self.done.add(name)
-            lines = [f"def {name}(codec, v):", *self._PROLOGUE]
-            pending, self.pending = self.pending, False
-            self.chunks(t, "v", lines, "    ")
-            self.pending = pending
-            self.sources.append("\n".join([*lines, *self._EPILOGUE]))
+            self.sources.append("\n".join([f"def {name}(c, out, v, known, ti):", *self.fields(cls)]))
         return name
 
     def encoder(self, cls: type) -> str:
         """``encode_<cls>(codec, v)``: the bytes of the whole value."""
         name = f"encode_{cls.__name__}"
-        lines = [f"def {name}(codec, v):", *self._PROLOGUE]
-        self.pending = False
-        self.chunks(cls, "v", lines, "    ")
-        self.sources.append("\n".join([*lines, *self._EPILOGUE]))
+        self.sources.append("\n".join([
+            f"def {name}(codec, v):", "    known, ti = codec.known, codec.topic_index", "    c = []", "    out = []",
+            *self.fields(cls), "    if not c:", "        return _ints_bytes(out)", "    if out:",
+            "        c.append(_ints_bytes(out))", "    return b''.join(c)"]))
         return name
 
-    # ---- reading (nxt = the next int, topics, ints(n), read_part(rd, reader)) ----
-    def read(self, t: Any, field_of: str | None = None) -> str:
-        """An expression reading a value of type ``t``."""
+    # ---- reading (nxt = the next int, topics, ints(n), read_part(rd, kind, reader), read_table(...)) ----
+    def read(self, t: Any, field_of: tuple[type, str] | None = None) -> str:
+        """An expression reading a value of type ``t`` (the field ``field_of`` of a state class, if it is one)."""
         base = strip(t)
         element = sequence_of(t)
         record = record_of(t)
@@ -437,10 +433,12 @@ class _Generator:
         if base is str:
             return "topics[nxt()]"
         if base in PARTS:
-            return f"read_part(rd, {self.reader(base)})"
+            return f"read_part(rd, {self.kind(self.kind_name(t, field_of))}, {self.reader(base)})"
         if element is not None:
-            if field_of is not None and mentions(element, _is_part):
-                return f"read_parts(rd, {self.reader_of_parts(t, field_of)})"
+            if _is_table(t, field_of):
+                assert field_of is not None
+                return (f"read_table(rd, {self.kind(self.kind_name(t, field_of))}, "
+                        f"{self.reader_of_table(t, field_of)})")
             if strip(element) is int:
                 return "ints(nxt())"
             return f"tuple({self.read(element)} for _ in range(nxt()))"
@@ -452,24 +450,24 @@ class _Generator:
             return self.construct(base)
         raise TypeError(f"the codec has no decoding for {t!r}")
 
-    _READ_PROLOGUE = ("    nxt, topics, ints, read_part, read_parts = rd.nxt, rd.topics, rd.ints, rd.read_part, "
-                      "rd.read_parts")
+    _READ_PROLOGUE = ("    nxt, topics, ints, read_part, read_table = rd.nxt, rd.topics, rd.ints, rd.read_part, "
+                      "rd.read_table")
 
     def construct(self, cls: type) -> str:
         """An expression reading a value of state class ``cls`` field by field (by keyword)."""
-        fields = ", ".join(f"{f.name}={self.read(f.type, f'{cls.__name__}_{f.name}')}" for f in state_fields(cls))
+        fields = ", ".join(f"{f.name}={self.read(f.type, (cls, f.name))}" for f in state_fields(cls))
         return f"{self.name_of(cls)}({fields})"
 
     def reader(self, cls: type) -> str:
-        """``read_<cls>(rd)``: a value read from the reader's position (a part's name names its memo)."""
+        """``read_<cls>(rd)``: a value read from the reader's position."""
         name = f"read_{cls.__name__}"
         if name not in self.done:
             self.done.add(name)
             self.sources.append(f"def {name}(rd):\n{self._READ_PROLOGUE}\n    return {self.construct(cls)}")
         return name
 
-    def reader_of_parts(self, t: Any, field: str) -> str:
-        name = f"read_{field}"
+    def reader_of_table(self, t: Any, field_of: tuple[type, str]) -> str:
+        name = f"read_{field_of[0].__name__}_{field_of[1]}"
         if name not in self.done:
             self.done.add(name)
             self.sources.append(f"def {name}(rd):\n{self._READ_PROLOGUE}\n    return {self.read(t)}")
@@ -485,12 +483,13 @@ def _ints_bytes(values: list[int]) -> bytes:
     return array("i", values).tobytes()
 
 
-def _derive(root: type) -> tuple[Callable[[Codec, Any], bytes], Callable[[_Reader], Any], str]:
-    """The encoder and the reader of ``root`` values, and their generated source (for reading)."""
+def _derive(root: type) -> tuple[Callable[[Codec, Any], bytes], Callable[[_Reader], Any], str, tuple[str, ...]]:
+    """The encoder and the reader of ``root`` values, their generated source (for reading) and the kinds of part
+    (each has a memo in a :class:`Codec`)."""
     gen = _Generator()
     encode, read = gen.encoder(root), gen.reader(root)
     namespace = gen.compile()
-    return namespace[encode], namespace[read], namespace["__source__"]
+    return namespace[encode], namespace[read], namespace["__source__"], tuple(gen.kinds)
 
 
-_ENCODE_STATE, _READ_STATE, LAYOUT_SOURCE = _derive(ClusterState)
+_ENCODE_STATE, _READ_STATE, LAYOUT_SOURCE, KINDS = _derive(ClusterState)
