@@ -17,6 +17,7 @@ import sys
 from functools import cache
 from pathlib import Path
 
+import attrs
 import pytest
 
 from kmc.compose import model_for, resolve_scenario
@@ -140,3 +141,20 @@ def test_a_step_keeps_the_parts_it_did_not_change() -> None:
         assert step.zk_partitions == dict(s.zk.partitions) and step.brokers == {b.id: b for b in s.brokers}
         read_only = step.freeze()
         assert read_only.zk is s.zk and read_only.brokers is s.brokers
+
+
+def test_intern_gives_an_equal_part_and_the_same_one_for_equal_parts() -> None:
+    """``Codec.intern`` (through which the transition memos store their effects' parts) gives back, for every part of
+    every state of a scenario, an equal part, and one object for equal parts; a codec without memos gives the part
+    itself."""
+    model, states, _ = _explored("controlled-shutdown")
+    codec = Codec(model.codec.topic_names)
+    plain = Codec(model.codec.topic_names, memo_parts=0)
+    interned: dict[tuple[type, str], object] = {}
+    for s in states:
+        for part in (s.zk, s.controller, s.budget, s.history, *s.brokers, *(r for _, q in s.channels for r in q)):
+            copy = attrs.evolve(part)  # an equal part, another object
+            found = codec.intern(copy)
+            assert found == part
+            assert plain.intern(copy) is copy
+            assert interned.setdefault((type(part), repr(part)), found) is found

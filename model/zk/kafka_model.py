@@ -57,8 +57,9 @@ class KafkaControllerModel:
         self._properties = tuple(properties)
         self.codec = Codec(tuple(sorted(t.name for t in scenario.topics)))
         self._initial = initial_state(scenario)
-        self._broker_steps = BrokerStepMemo(scenario, self._take, entries=memo_entries)
-        self._controller_steps = ControllerStepMemo(scenario, self._take, entries=memo_entries)
+        self._broker_steps = BrokerStepMemo(scenario, self._take, entries=memo_entries, intern=self.codec.intern)
+        self._controller_steps = ControllerStepMemo(scenario, self._take, entries=memo_entries,
+                                                    intern=self.codec.intern)
 
     # ---- the contract ----
     def init_states(self) -> Sequence[ClusterState]:

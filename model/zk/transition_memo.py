@@ -39,7 +39,9 @@ step does not take (:func:`~model.zk.environment.environment.apply_update_metada
 only a former controller's resignation can leave one there). A memo is used only then, and a first step whose
 effect reaches beyond what its situation keys on is never memoised. Identities are those the codec's decode and
 the steps share (equal parts are one object); a memo holds what it keys on, so an identity is not reused while it
-is a key. The memos are per process and bounded (emptied when full).
+is a key. The parts an effect stores are the codec's (``intern``: :meth:`~model.zk.state.codec.Codec.intern`), so
+that the successors made by applying it share the parts decode gives (later situations key on them) and are
+written by copying their bytes. The memos are per process and bounded (emptied when full).
 """
 
 from __future__ import annotations
@@ -164,20 +166,30 @@ class _Effect:
     held: tuple[Any, ...] = attrs.field(eq=False, repr=False)
 
 
+def _itself(part: Any) -> Any:
+    return part
+
+
 class _Memo:
     """A bounded memo of effects by situation, per process."""
 
-    def __init__(self, scenario: Scenario, take: Callable[..., Any], *, entries: int = MEMO_ENTRIES):
+    def __init__(self, scenario: Scenario, take: Callable[..., Any], *, entries: int = MEMO_ENTRIES,
+                 intern: Callable[[Any], Any] = _itself):
+        """``intern(part)``: the part to store in an effect in place of ``part``, an equal one (the codec's, whose
+        bytes it knows: :meth:`~model.zk.state.codec.Codec.intern`)."""
         self.scenario = scenario
         self.take = take
         self.entries = entries
+        self.intern = intern
         self._effects: dict[tuple[Any, ...], Any] = {}
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"scenario": self.scenario, "take": self.take, "entries": self.entries}  # effects stay in-process
+        # effects stay in-process
+        return {"scenario": self.scenario, "take": self.take, "entries": self.entries, "intern": self.intern}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["scenario"], state["take"], entries=state["entries"])  # type: ignore[misc]
+        self.__init__(state["scenario"], state["take"], entries=state["entries"],  # type: ignore[misc]
+                      intern=state["intern"])
 
     def _store(self, key: tuple[Any, ...], effect: Any) -> None:
         effects = self._effects
@@ -239,8 +251,7 @@ class BrokerStepMemo(_Memo):
         self._store(key, self._effect_of(state, child, action.broker))
         return child
 
-    @staticmethod
-    def _effect_of(state: ClusterState, child: ClusterState, broker_id: int) -> Any:
+    def _effect_of(self, state: ClusterState, child: ClusterState, broker_id: int) -> Any:
         """The step's effect, or ``_NOT_MEMOISED`` when it changed more than the broker, its queue, the
         controller's events (by appending), the budget and the history."""
         if (child.zk is not state.zk or child.zombie is not state.zombie
@@ -268,7 +279,9 @@ class BrokerStepMemo(_Memo):
         if len(left) != len(queue) - applied or any(r0 is not r1 for r0, r1 in zip(queue[applied:], left, strict=True)):
             return _NOT_MEMOISED
         held = (state.broker(broker_id), queue, state.budget, state.history)
-        return _Effect(broker, applied, appended, child.budget, child.history, child.log, held)
+        intern = self.intern
+        return _Effect(broker if broker is None else intern(broker), applied, appended, intern(child.budget),
+                       intern(child.history), child.log, held)
 
     @staticmethod
     def _apply(state: ClusterState, broker_id: int, effect: _Effect) -> ClusterState:
@@ -350,8 +363,9 @@ class ControllerStepMemo(_Memo):
 
     kinds = frozenset((ActionKind.ControllerProcessEvent,))
 
-    def __init__(self, scenario: Scenario, take: Callable[..., Any], *, entries: int = MEMO_ENTRIES):
-        super().__init__(scenario, take, entries=entries)
+    def __init__(self, scenario: Scenario, take: Callable[..., Any], *, entries: int = MEMO_ENTRIES,
+                 intern: Callable[[Any], Any] = _itself):
+        super().__init__(scenario, take, entries=entries, intern=intern)
         # (id(broker part), id(UpdateMetadata request)) -> (the part after it, None if rejected; the part; the request)
         self._metadata: dict[tuple[int, int], tuple[BrokerState | None, BrokerState, Request]] = {}
 
@@ -440,12 +454,15 @@ class ControllerStepMemo(_Memo):
         UpdateMetadata at its head (the rejection is in the step's log)."""
         held = (state.zk, state.controller, state.zombie, state.budget, state.history, state.brokers,
                 *(q for _, q in state.channels))
+        intern = self.intern
         common: dict[str, Any] = dict(
-            zk=child.zk, controller=child.controller, zombie=child.zombie,
-            standby_reassignments=child.standby_reassignments, budget=child.budget, history=child.history,
-            log=child.log, held=held)
+            zk=intern(child.zk), controller=intern(child.controller),
+            zombie=None if child.zombie is None else intern(child.zombie),
+            standby_reassignments=child.standby_reassignments, budget=intern(child.budget),
+            history=intern(child.history), log=child.log, held=held)
         if whole:
-            return _ControllerEffect(True, whole=True, brokers=child.brokers, channels=child.channels, **common)
+            return _ControllerEffect(True, whole=True, brokers=tuple(map(intern, child.brokers)),
+                                     channels=tuple((b, tuple(map(intern, q))) for b, q in child.channels), **common)
         before = dict(state.channels)
         after = dict(child.channels)
         if (len(child.brokers) != len(state.brokers) or set(after) - {b.id for b in state.brokers}
@@ -454,8 +471,8 @@ class ControllerStepMemo(_Memo):
         dropped = dict(touched.dropped)
         brokers, queues, appended = {}, {}, {}
         for b in touched.channels:
-            brokers[b] = child.broker(b)
-            queues[b] = after.get(b, ())
+            brokers[b] = intern(child.broker(b))
+            queues[b] = tuple(map(intern, after.get(b, ())))
         for b in touched.brokers:
             if b in touched.channels:
                 continue
@@ -466,7 +483,7 @@ class ControllerStepMemo(_Memo):
             if len(queue) < len(base) or any(r0 is not r1 for r0, r1 in zip(base, queue, strict=False)):
                 return _NOT_MEMOISED
             if len(queue) > len(base):
-                appended[b] = queue[len(base):]
+                appended[b] = tuple(map(intern, queue[len(base):]))
         effect = _ControllerEffect(True, brokers=brokers, queues=queues, dropped=dropped, appended=appended, **common)
         applied = self._apply(state, effect)
         if applied is _REJECTED:
@@ -494,7 +511,7 @@ class ControllerStepMemo(_Memo):
                 after, rejection = environment.update_metadata_outcome(self.scenario, broker, request)
                 if len(metadata) >= self.entries:
                     metadata.clear()
-                known = metadata[key] = (None if rejection else after, broker, request)
+                known = metadata[key] = (None if rejection else self.intern(after), broker, request)
             if known[0] is None:
                 return None
             broker = known[0]

@@ -147,6 +147,23 @@ class Codec:
         """:meth:`encode` without the memo: every part written field by field (the reference)."""
         return Codec(self.topic_names, memo_parts=0).encode(s)
 
+    def intern(self, part: Any) -> Any:
+        """The part met before with the bytes of ``part`` (a value of a class of :data:`PARTS`), else the part read
+        back from its bytes, remembered with its tables: the transition memos hand the parts of the effects they
+        store to the codec, so that the successors they make share the parts decode() gives and are written by
+        copying their bytes."""
+        if not self.memo_parts:
+            return part
+        kind, write, read = _PART_CODE[type(part)]
+        if id(part) in self._memos[kind].written:
+            return part
+        c: list[bytes] = []
+        out: list[int] = []
+        write(c, out, part, self.known, self.topic_index)
+        if out:
+            c.append(_ints_bytes(out))
+        return self.read_part(_Reader(b"".join(c), self.topics, self.read_part, self.read_table), kind, read)
+
     # ---- decoding ----
     def decode(self, data: bytes) -> ClusterState:
         state: ClusterState = _READ_STATE(_Reader(data, self.topics, self.read_part, self.read_table))
@@ -483,13 +500,16 @@ def _ints_bytes(values: list[int]) -> bytes:
     return array("i", values).tobytes()
 
 
-def _derive(root: type) -> tuple[Callable[[Codec, Any], bytes], Callable[[_Reader], Any], str, tuple[str, ...]]:
-    """The encoder and the reader of ``root`` values, their generated source (for reading) and the kinds of part
-    (each has a memo in a :class:`Codec`)."""
+def _derive(root: type) -> tuple[Callable[[Codec, Any], bytes], Callable[[_Reader], Any], str, tuple[str, ...],
+                                 dict[type, tuple[int, Any, Any]]]:
+    """The encoder and the reader of ``root`` values, their generated source (for reading), the kinds of part
+    (each has a memo in a :class:`Codec`) and the kind, writer and reader of each class of part."""
     gen = _Generator()
     encode, read = gen.encoder(root), gen.reader(root)
     namespace = gen.compile()
-    return namespace[encode], namespace[read], namespace["__source__"], tuple(gen.kinds)
+    code = {cls: (gen.kinds.index(cls.__name__), namespace[f"write_{cls.__name__}"], namespace[f"read_{cls.__name__}"])
+            for cls in PARTS}
+    return namespace[encode], namespace[read], namespace["__source__"], tuple(gen.kinds), code
 
 
-_ENCODE_STATE, _READ_STATE, LAYOUT_SOURCE, KINDS = _derive(ClusterState)
+_ENCODE_STATE, _READ_STATE, LAYOUT_SOURCE, KINDS, _PART_CODE = _derive(ClusterState)
