@@ -369,3 +369,12 @@ def test_kafka_14140_is_on_before_3_3_and_kafka_14144_at_no_version(version: str
     assert scenario.bug("KAFKA_14140") is on
     assert not scenario.bug("KAFKA_14144")
     assert scenario.since("TRY_PROCESS_ALTER_PARTITION") is not on
+
+
+@pytest.mark.parametrize("version", ["2.3", "2.5", "2.6", "2.7", "3.9"])
+def test_kafka_9946_is_on_at_no_version(version: str) -> None:
+    """KAFKA-9946's regression (KIP-570's patch, commit 7c7d55dbd8d) and its fix (commit 3b6bf805309) both landed
+    before 2.6.0: no version has the switch on by default, KIP-570's StopReplica v3 stays a version gate."""
+    scenario = load_scenario(GOOD + f'[kafka]\nversion = "{version}"\n')
+    assert not scenario.bug("KAFKA_9946")
+    assert scenario.since("KIP_570") is (version not in ("2.3", "2.5"))

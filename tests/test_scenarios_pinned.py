@@ -17,6 +17,7 @@ from explorer.bfs import run_bfs
 from explorer.replay import replay
 from explorer.results import ExplorationResult, Outcome
 from kmc.compose import model_for, resolve_scenario, shipped_scenarios
+from model.scenario import with_bug
 
 
 @attrs.frozen
@@ -36,7 +37,7 @@ class Pinned:
 BUG_SWITCH_SCENARIOS = ("election-retry", "kafka-3083", "kafka-3096", "kafka-3143", "kafka-3175", "kafka-4214",
                         "kafka-5083", "kafka-5310", "kafka-6082", "kafka-6193", "kafka-6612", "kafka-7482",
                         "kafka-9212", "kafka-9672", "kafka-9866", "kafka-13225", "kafka-14808",
-                        "kafka-13972", "kafka-10314", "kafka-14140", "kafka-14144")
+                        "kafka-13972", "kafka-10314", "kafka-14140", "kafka-14144", "kafka-9946")
 
 
 #: Sometimes properties a scenario without a [check] list reports as never found when it has no reassignment,
@@ -165,6 +166,10 @@ PINNED: dict[str, Pinned] = {
     # KAFKA-14144 at 3.3: one ISR shrink whose AlterPartition answer is lost, and its re-send
     "kafka-14144": Pinned(Outcome.VIOLATION, distinct=5, generated=5, depth=4, queue=0,
         discoveries={"no_pending_isr_change_when_idle": 3}),
+    # KAFKA-9946 at 2.6 (KIP-570's StopReplica v3): one replica's topic deleted, the answer to its OfflineReplica
+    # StopReplica taken for the deletion's (with the switch off: ok, 8 states, test_bug_switches)
+    "kafka-9946": Pinned(Outcome.VIOLATION, distinct=6, generated=6, depth=4, queue=2,
+        discoveries={"deletion_completes_only_when_all_replicas_succeeded": 4}),
     "unclean-election": Pinned(Outcome.OK, distinct=1515, generated=3598, depth=13, queue=0,
                                discoveries={"sometimes_leader_reelected": 2}),
 }
@@ -241,3 +246,13 @@ def test_delete_disabled_never_deletes() -> None:
     _, result = explored("delete-disabled")
     assert result.outcome is Outcome.OK
     assert {"sometimes_deletion_completes", "sometimes_deletion_retried"} <= set(result.never_found)
+
+
+def test_kafka_9946_off_deletes_the_log_before_the_topic_leaves_zookeeper() -> None:
+    """kafka-9946 with its switch off (2.6.0's callback, commit 3b6bf805309: only the partitions the StopReplica
+    asked to delete): the answer to the OfflineReplica StopReplica is ignored, the deletion completes only after
+    broker 0 applied the StopReplica(delete); the search is clean in 8 states, 8 generated, depth 8."""
+    off = with_bug(resolve_scenario("kafka-9946"), "KAFKA_9946", on=False)
+    result = run_bfs(model_for(off))
+    stats = result.stats
+    assert (result.outcome, stats.distinct, stats.generated, stats.depth, stats.queue) == (Outcome.OK, 8, 8, 8, 0)

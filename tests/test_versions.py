@@ -81,6 +81,9 @@ PINNED_3_9: dict[str, Pinned] = {
         discoveries={"isr_members_eligible_when_idle": 6}),
     "kafka-14144": Pinned(Outcome.VIOLATION, distinct=5, generated=5, depth=4, queue=0,
         discoveries={"no_pending_isr_change_when_idle": 3}),
+    # turns KAFKA_9946 on itself: 3.9 sends the same StopReplica v3 batches as 2.6, so the same counts
+    "kafka-9946": Pinned(Outcome.VIOLATION, distinct=6, generated=6, depth=4, queue=2,
+        discoveries={"deletion_completes_only_when_all_replicas_succeeded": 4}),
     "kafka-4214": Pinned(Outcome.OK, distinct=2375, generated=5374, depth=16, queue=0,
         discoveries={"sometimes_controller_failover_completes": 2}),
     "kafka-5310": Pinned(Outcome.OK, distinct=3481, generated=9159, depth=21, queue=0,

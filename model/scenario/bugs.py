@@ -172,6 +172,17 @@ BUGS: Mapping[str, BugSwitch] = {
              "and the fix #12489 (9fda5fcac6b, August 2022) both precede 3.3.0: no release tag has the bug, so no "
              "version has the switch on by default",
              introduced_in=(3, 3)),
+        _bug("KAFKA_9946", "KAFKA-9946", "Partition deletion event should only be sent if deletion was requested "
+             "in the StopReplica request", "2.6.0, before its release (regression of KIP-570's #8257, commit "
+             "7c7d55dbd8d)", (2, 6), "deletion_completes_only_when_all_replicas_succeeded", "kafka-9946",
+             "sendStopReplicaRequests attaches the deletion response callback to every StopReplica, also one that "
+             "deletes nothing, and the callback reports every partition of the response whose topic's deletion has "
+             "started: the answer to onPartitionDeletion's OfflineReplica StopReplica (no delete) marks the "
+             "replicas ReplicaDeletionSuccessful, and the topic leaves ZooKeeper while its StopReplica(delete) is "
+             "still in flight and the broker still holds the log. KIP-570's patch (7c7d55dbd8d, March 2020) and "
+             "the fix (#8609, 3b6bf805309, May 2020: isPartitionDeleted) both precede 2.6.0: no release tag has "
+             "the bug, so no version has the switch on by default",
+             introduced_in=(2, 6)),
         _bug("DELETION_DURING_REASSIGNMENT", "(LinkedIn hotfix, linkedin/kafka#14)", "fix in parallel topic "
              "deletion and partition reassignment issue", "not fixed upstream", NEVER_FIXED,
              "reassignment_finishes_when_targets_alive", "reassignment-during-deletion",

@@ -328,7 +328,8 @@ def _broker_request_steps(e: Enabling) -> Enabled:
             for topic, p in head.deleted_partitions():  # ReplicaManager.stopReplicas: an error per partition
                 yield Action(K.BrokerFailsStopReplica, broker_id, topic, p)
         if failures_left and environment.response_observable(state.broker(broker_id), head,
-                                                             broker_id in offline_dirs):
+                                                             broker_id in offline_dirs,
+                                                             e.scenario.bug("KAFKA_9946")):
             yield Action(K.BrokerAppliesRequestAndDies, broker_id)
 
 

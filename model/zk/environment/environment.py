@@ -108,22 +108,39 @@ def broker_apply_request(step: Step, broker: int, *, storage_error: TopicPartiti
         deleted = request.deleted_partitions()
         if deleted:
             step.stray_logs -= {(broker, tp) for tp in deleted if tp not in not_stopped}
-            if respond:
-                failed = tuple(tp for tp in deleted if tp in not_stopped)
-                if failed:
-                    _deletion_callback(step, broker, request, failed, True)
-                succeeded = tuple(tp for tp in deleted if tp not in not_stopped)
-                if succeeded:
-                    _deletion_callback(step, broker, request, succeeded, False)
+        answered = _answered_partitions(step.scenario, request)
+        if answered and respond:
+            failed = tuple(tp for tp in answered if tp in not_stopped)
+            if failed:
+                _deletion_callback(step, broker, request, failed, True)
+            succeeded = tuple(tp for tp in answered if tp not in not_stopped)
+            if succeeded:
+                _deletion_callback(step, broker, request, succeeded, False)
     return request
 
 
-def response_observable(state_broker: BrokerState, request: Request, offline_dirs_named: bool) -> bool:
+def _answered_partitions(scenario: Scenario, request: Request) -> tuple[TopicPartition, ...]:
+    """The partitions of a StopReplica response that reach the deletion callback: those the request asked to
+    delete (``sendStopReplicaRequests`` 2.3: the callback is attached to StopReplica(delete=true) only; 2.6.0:
+    ``responseCallback``'s ``isPartitionDeleted``, KAFKA-9946's fix #8609, commit 3b6bf805309). With the switch
+    ``KAFKA_9946`` every partition of every StopReplica: KIP-570's patch (commit 7c7d55dbd8d, on trunk from
+    March to May 2020, in no release tag) attaches ``stopReplicaPartitionDeleteResponseCallback`` to every
+    request, delete=false ones included, and the callback keeps every partition whose topic's deletion has
+    started (``isTopicDeletionInProgress``). The switch applies at every version from 2.3 (KAFKA-8237's
+    filter on ``topicsWithDeletionStarted``; before it a request without a callback answers nothing)."""
+    if scenario.bug("KAFKA_9946"):
+        return tuple(ps.partition for ps in request.stop_replica_states())
+    return request.deleted_partitions()
+
+
+def response_observable(state_broker: BrokerState, request: Request, offline_dirs_named: bool,
+                        every_stop_replica: bool = False) -> bool:
     """Whether the controller would act on the broker's response to ``request``: a StopReplica(delete=true)
-    (its deletion callback), or a LeaderAndIsr from a broker with a failed log directory or one the
-    controller holds in ``replicasOnOfflineDirs`` (``LeaderAndIsrResponseReceived``)."""
+    (its deletion callback; any StopReplica with ``every_stop_replica``, the switch ``KAFKA_9946``), or a
+    LeaderAndIsr from a broker with a failed log directory or one the controller holds in
+    ``replicasOnOfflineDirs`` (``LeaderAndIsrResponseReceived``)."""
     if request.kind is RequestKind.StopReplica:
-        return request.deletes_partitions
+        return every_stop_replica or request.deletes_partitions
     return request.kind is RequestKind.LeaderAndIsr and (bool(state_broker.offline_logs) or offline_dirs_named)
 
 
