@@ -130,7 +130,7 @@ def _tree_rss_bytes(root: int, cpu_ticks: dict[int, int] | None = None) -> int:
     return total
 
 
-class _Watched:
+class Watched:
     """A process whose tree's resident memory is sampled until it exits; the sample at the marker line
     (the search starting) is the baseline."""
 
@@ -170,7 +170,7 @@ class _Watched:
 
 
 def run_kmc(workload: str, engine: str) -> dict[str, Any]:
-    watched = _Watched([sys.executable, str(Path(__file__).resolve()), "--child", workload, engine], START_MARKER,
+    watched = Watched([sys.executable, str(Path(__file__).resolve()), "--child", workload, engine], START_MARKER,
                        ROOT)
     if watched.process.returncode != 0:
         raise SystemExit(f"{workload} on {engine} failed:\n{''.join(watched.lines[-20:])}")
@@ -190,7 +190,7 @@ def run_tlc(workload: str, jar: Path) -> dict[str, Any]:
         (Path(scratch) / f"{config}.cfg").write_text((TOY_SPEC_DIR / f"{config}.cfg").read_text())
         command = ["java", "-XX:+UseParallelGC", "-cp", str(jar.resolve()), "tlc2.TLC", "-workers", "1",
                    "-deadlock", "-metadir", str(Path(scratch) / "states"), "-config", f"{config}.cfg", f"{config}.tla"]
-        watched = _Watched(command, "Starting...", Path(scratch))
+        watched = Watched(command, "Starting...", Path(scratch))
     output = "".join(watched.lines)
     counts, depth = _TLC_COUNTS.search(output), _TLC_DEPTH.search(output)
     if counts is None or depth is None:
@@ -200,7 +200,7 @@ def run_tlc(workload: str, jar: Path) -> dict[str, Any]:
     return _record(workload, "tlc", figures, watched)
 
 
-def _record(workload: str, engine: str, figures: dict[str, Any], watched: _Watched) -> dict[str, Any]:
+def _record(workload: str, engine: str, figures: dict[str, Any], watched: Watched) -> dict[str, Any]:
     baseline = watched.baseline if watched.baseline is not None else 0
     distinct = figures["distinct"]
     return {
