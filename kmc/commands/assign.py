@@ -1,7 +1,10 @@
 """``kmc assign``: Kafka's replica assignment for a topic, one draw or every possible random draw.
 
 The command parses and checks the operator's input, calls :mod:`model.admin.assignment` (Kafka's
-``AdminUtils.assignReplicasToBrokers``) and renders its result; it computes nothing itself. With
+``AdminUtils.assignReplicasToBrokers``, ``--placer admin-utils``, the default) or
+:mod:`model.admin.striped_replica_placer` (the KRaft controller's ``StripedReplicaPlacer``, ``--placer striped``,
+one draw of ``java.util.Random`` from ``--seed``, fenced brokers from ``--fenced``) and renders its result; it
+computes nothing itself. With
 ``--start-index`` it prints the assignment as the reassignment JSON that
 ``kafka-reassign-partitions --execute --reassignment-json-file`` reads; without it, it summarises all
 ``n × n`` outcomes of Kafka's two random draws (start index, initial replica shift).
@@ -36,8 +39,10 @@ from model.admin.assignment import (
     draw_summary,
 )
 from model.admin.reassignment_json import render_reassignment_json as render_placement_json
+from model.admin.striped_replica_placer import JavaRandom, UsableBroker, striped_place
 from model.scenario.loader import ScenarioError, validate_topic_name
 
+PLACERS = ("admin-utils", "striped")
 #: Kafka's Int.MaxValue (broker ids, partition counts and ids) and Short.MaxValue (replication factor).
 INT_MAX = 2**31 - 1
 SHORT_MAX = 2**15 - 1
@@ -92,6 +97,17 @@ class _OneLineErrorCommand(click.Command):
 @click.option(
     "--format", "output_format", type=click.Choice(["json", "table"]), default="json", show_default=True
 )
+@click.option(
+    "--placer", type=click.Choice(PLACERS), default="admin-utils", show_default=True,
+    help="admin-utils: AdminUtils.assignReplicasToBrokers (ZooKeeper-era tools and controller); striped: the KRaft "
+    "controller's StripedReplicaPlacer (3.9).",
+)
+@click.option(
+    "--seed", type=int, default=None,
+    help="--placer striped: the seed of the java.util.Random the placer draws from (Kafka's controller uses an "
+    "unseeded new Random(), so its draw cannot be known).",
+)
+@click.option("--fenced", default=None, help="--placer striped: fenced brokers, comma-separated (placed last).")
 def assign(
     broker_list: str,
     racks: str | None,
@@ -102,17 +118,29 @@ def assign(
     start_partition_id: int,
     topic: str,
     output_format: str,
+    placer: str,
+    seed: int | None,
+    fenced: str | None,
 ) -> None:
     """Show Kafka's replica assignment (AdminUtils.assignReplicasToBrokers) for a topic.
 
     With --start-index: the assignment, as kafka-reassign-partitions JSON or a table. Without it: for
     each broker and rack, the fewest and most replicas and leaders over every possible random draw.
+    With --placer striped --seed N: the KRaft controller's StripedReplicaPlacer, drawing from new Random(N).
     """
     try:
         broker_ids = parse_broker_list(broker_list)
         rack_of = parse_racks(racks, broker_ids) if racks is not None else {}
     except UsageProblem as e:
         raise AssignInputError(str(e)) from None
+    if placer == "striped":
+        assign_striped(broker_ids, rack_of, partitions, replication_factor, seed, fenced, start_index, replica_shift,
+                       start_partition_id, topic, output_format)
+        return
+    for option, value in (("--seed", seed), ("--fenced", fenced)):
+        if value is not None:
+            raise AssignInputError(f"{option} {value} applies to --placer striped only; add --placer striped or drop "
+                                   f"{option}.")
     try:
         check_assignment_arguments(partitions, replication_factor, len(broker_ids))
     except KafkaAdminError as e:
@@ -159,6 +187,55 @@ def assign(
     except KafkaAdminError as e:
         raise AssignInputError(e.describe()) from None
     click.echo(text)
+
+
+def assign_striped(
+    broker_ids: Sequence[int],
+    rack_of: Mapping[int, str],
+    partitions: int,
+    replication_factor: int,
+    seed: int | None,
+    fenced: str | None,
+    start_index: int | None,
+    replica_shift: int | None,
+    start_partition_id: int,
+    topic: str,
+    output_format: str,
+) -> None:
+    """``--placer striped``: ``StripedReplicaPlacer.place`` from ``new Random(seed)``, printed as one draw is."""
+    for option, value in (("--start-index", start_index), ("--replica-shift", replica_shift)):
+        if value is not None:
+            raise AssignInputError(f"{option} {value} is AdminUtils' draw; StripedReplicaPlacer draws from --seed, "
+                                   f"so drop {option}.")
+    if seed is None:
+        raise AssignInputError("--placer striped needs --seed N: Kafka's controller draws from an unseeded "
+                               "java.util.Random, kmc from new Random(N); give any whole number.")
+    if abs(seed) > 2**63 - 1:
+        raise AssignInputError(f"--seed {seed} is beyond a Java long; give a number within +-(2^63 - 1).")
+    try:
+        fenced_ids = set(parse_broker_list(fenced)) if fenced is not None else set()
+    except UsageProblem as e:
+        raise AssignInputError(str(e).replace("--broker-list", "--fenced", 1)) from None
+    if unknown := sorted(fenced_ids - set(broker_ids)):
+        raise AssignInputError(f"--fenced {fenced}: broker {unknown[0]} is not in --broker-list; add it there or "
+                               "drop it from --fenced.")
+    if partitions <= 0:  # ReplicationControlManager.createTopic, before the placer
+        raise AssignInputError("org.apache.kafka.common.errors.InvalidPartitionsException: Number of partitions was "
+                               "set to an invalid non-positive value.")
+    check_sizes(len(broker_ids), partitions, replication_factor, 0, None, start_partition_id)
+    try:
+        validate_topic_name(topic)
+    except ScenarioError as e:
+        raise AssignInputError(f"--topic: {e}") from None
+    brokers = [UsableBroker(b, rack_of.get(b), b in fenced_ids) for b in broker_ids]
+    try:
+        placed = striped_place(brokers, partitions, replication_factor, JavaRandom(seed))
+    except KafkaAdminError as e:
+        raise AssignInputError(e.describe()) from None
+    first = max(0, start_partition_id)
+    assignment = {first + i: replicas for i, replicas in enumerate(placed)}
+    click.echo(render_reassignment_json(topic, assignment) if output_format == "json"
+               else render_assignment_table(assignment, rack_of))
 
 
 def check_sizes(
