@@ -2,7 +2,7 @@
 that takes its bounds (``kraft-kip-966-spec``), each in its own process under the same time cap.
 
     python bench/kip966.py --tlc tla2tools.jar --spec-repo PATH [--commit HASH] [--config full-isr|shipped]
-                           [--minutes 15] [--engine tlc|kmc] [--format table|json]
+                           [--minutes 15] [--engine tlc|kmc] [--lagging-images] [--format table|json]
 
 ``--spec-repo`` is a clone (or bare mirror) of github.com/Vanlightly/kafka-tlaplus. The specification's files
 (``kafka_data_replication/kraft/kip-966``) are read at ``--commit`` (default HEAD; the hash is printed) into a
@@ -17,7 +17,9 @@ bounded run ends in states with nothing enabled, which are not errors here). A r
 counts of its last progress line and the verdict "stopped": neither tool's figures then describe a complete
 search. Figures: distinct and generated states, depth (TLC: the complete search's depth, or the last progress
 line's level), wall and CPU seconds of the process tree (CPU is less moved by other work on the machine), peak
-resident memory, and the verdict. docs/kraft.md's side-by-side table comes from this script.
+resident memory, and the verdict. ``--lagging-images`` runs kmc on the scenario without its
+``stale_metadata_brokers = []``, so that every broker's metadata image may lag, as the specification's brokers'
+metadata logs may. docs/kraft.md's side-by-side table comes from this script.
 """
 
 from __future__ import annotations
@@ -105,8 +107,9 @@ def run_tlc(jar: Path, spec: Path, minutes: float) -> dict[str, Any]:
     return _record("tlc", distinct, generated, level, verdict, watched)
 
 
-def run_kmc(minutes: float) -> dict[str, Any]:
-    command = [sys.executable, str(Path(__file__).resolve()), "--child-kmc", str(minutes)]
+def run_kmc(minutes: float, lagging: bool) -> dict[str, Any]:
+    command = [sys.executable, str(Path(__file__).resolve()), "--child-kmc", str(minutes),
+               *(["--lagging-images"] if lagging else [])]
     watched = Watched(command, "KMC-KIP966-SEARCH-STARTS", ROOT)
     if watched.process.returncode != 0:
         raise SystemExit(f"kmc failed:\n{''.join(watched.lines[-20:])}")
@@ -114,15 +117,27 @@ def run_kmc(minutes: float) -> dict[str, Any]:
     return _record("kmc", figures["distinct"], figures["generated"], figures["depth"], figures["verdict"], watched)
 
 
-def child_kmc(minutes: float) -> None:
+def child_kmc(minutes: float, lagging: bool) -> None:
     """The local BFS on the scenario, as ``kmc explore --engine local`` runs it; one JSON line on stdout."""
     sys.path.insert(0, str(ROOT))
     from explorer.bfs import BfsOptions, run_bfs
     from explorer.results import Outcome
     from explorer.stopping import Limits
     from kmc.compose import model_for, resolve_scenario
+    from model.scenario import load_scenario_file
 
-    model = model_for(resolve_scenario(SCENARIO))
+    if lagging:
+        text = (ROOT / "model" / "scenario" / "scenarios" / "kraft" / f"{SCENARIO}.toml").read_text()
+        kept = [line for line in text.splitlines() if not line.startswith("stale_metadata_brokers")]
+        if len(kept) != len(text.splitlines()) - 1:
+            raise SystemExit(f"{SCENARIO}.toml has no stale_metadata_brokers line to drop")
+        with tempfile.TemporaryDirectory(prefix="kmc-kip966-") as scratch:
+            path = Path(scratch) / f"{SCENARIO}.toml"
+            path.write_text("\n".join(kept) + "\n")
+            scenario = load_scenario_file(path)
+    else:
+        scenario = resolve_scenario(SCENARIO)
+    model = model_for(scenario)
     print("KMC-KIP966-SEARCH-STARTS", file=sys.stderr, flush=True)
     result = run_bfs(model, BfsOptions(limits=Limits(time_limit=minutes * 60)))
     if result.outcome is Outcome.VIOLATION:
@@ -160,11 +175,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", choices=CONFIGS, default="full-isr")
     parser.add_argument("--minutes", type=float, default=15.0, help="each tool's time cap (default 15)")
     parser.add_argument("--engine", action="append", choices=("tlc", "kmc"), help="default both")
+    parser.add_argument("--lagging-images", action="store_true",
+                        help="kmc: every broker's metadata image may lag (no stale_metadata_brokers bound)")
     parser.add_argument("--format", choices=("table", "json"), default="table")
     parser.add_argument("--child-kmc", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child_kmc is not None:
-        child_kmc(args.child_kmc)
+        child_kmc(args.child_kmc, args.lagging_images)
         return 0
     engines = args.engine or ["tlc", "kmc"]
     if "tlc" in engines:
@@ -183,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
                 records.append({**run_tlc(args.tlc, Path(scratch), args.minutes), "commit": commit,
                                 "config": args.config})
         else:
-            records.append({**run_kmc(args.minutes), "scenario": SCENARIO})
+            records.append({**run_kmc(args.minutes, args.lagging_images), "scenario": SCENARIO,
+                            "lagging_images": args.lagging_images})
         print(f"done: {json.dumps(records[-1])}", file=sys.stderr, flush=True)
     print(json.dumps(records, indent=2) if args.format == "json" else table(records))
     return 0
