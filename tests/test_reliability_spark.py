@@ -149,7 +149,7 @@ def test_a_time_limit_passing_before_a_job_starts_stops_the_level(spark: Any, tm
     assert (first.outcome, first.stopped_by) == (Outcome.INCONCLUSIVE, StopCause.TIME_LIMIT)
     assert len(first.stats.levels) <= 2, first.stats.levels
     said = float(first.reason.split("stopped after ")[1].split(" s")[0])
-    assert limit <= said <= ran, (first.reason, ran)
+    assert limit - 0.05 <= said <= ran + 0.05, (first.reason, ran)  # the reason rounds to a tenth of a second
     monkeypatch.undo()
     counter = counter_factory(n=4)
     assert_same(run_spark_bfs(counter, options(tmp_path, resume=True)), run_bfs(counter()))
