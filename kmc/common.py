@@ -68,8 +68,10 @@ class SafePath(click.Path):
 
 
 def fail(message: str) -> NoReturn:
-    """Print ``kmc: <message>`` on stderr and exit with the bad-input status (2)."""
-    click.echo(f"kmc: {message}", err=True)
+    """Print ``kmc: <message>`` on stderr, on one line (a line break the message quotes from the input is shown
+    as ``\\n``), and exit with the bad-input status (2)."""
+    one_line = message.replace("\r", "\\r").replace("\n", "\\n")
+    click.echo(f"kmc: {one_line}", err=True)
     sys.exit(Outcome.BAD_INPUT.exit_code)
 
 

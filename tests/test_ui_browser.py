@@ -66,13 +66,26 @@ def _shots(tmp_path: Path) -> Path:
     return folder
 
 
+def _events_through_broker_change(titles: list[str]) -> int:
+    """How many events the controller's queue holds up to its first BrokerChange after the steps ``titles``."""
+    from kmc.compose import model_for, resolve_scenario
+
+    model = model_for(resolve_scenario("stale-deletion-response"))
+    state = model.init_states()[0]
+    for title in titles:
+        action = next(a for a in model.actions(state) if model.describe_action(a) == title)
+        state = model.next_state(state, action)
+    kinds = [event.kind.name for event in state.controller.events]
+    return kinds.index("BrokerChange") + 1
+
+
 def test_branch_before_the_bounce_and_search_from_there(server: str, tmp_path: Path) -> None:
     """From the counterexample's last step (violated), back to the step before the bounce (a broker's
-    BrokerFailure followed by its BrokerStartup): the property holds. Processing the BrokerChange instead
-    branches into path 2, from which a complete BFS finds no violation; restarting the broker that died earlier
-    instead branches into path 3, from which the BFS finds the violation a few steps further and loads it as
-    path 4, at its violating step. (Which brokers play these parts is BFS's tie-break among shortest traces,
-    which follows the encoding; the test reads them from the trace.)"""
+    BrokerFailure followed by its BrokerStartup): the property holds. Processing the controller's queue up to the
+    dead broker's BrokerChange instead branches into path 2, from which a complete BFS finds no violation;
+    restarting the broker that died earlier instead branches into path 3, from which the BFS finds the violation a
+    few steps further and loads it as path 4, at its violating step. (Which brokers play these parts is BFS's
+    tie-break among shortest traces, which follows the encoding; the test reads them from the trace.)"""
     from playwright.sync_api import sync_playwright
 
     shots = _shots(tmp_path)
@@ -103,14 +116,17 @@ def test_branch_before_the_bounce_and_search_from_there(server: str, tmp_path: P
             on_path = page.locator("#actions .action.on-path")
             assert on_path.get_attribute("data-description") == titles[bounce]
 
-            # Had the controller processed the BrokerChange first, no violation would be reachable at all.
-            take("ControllerProcessEvent")
-            page.wait_for_selector(f'#trace li.current[data-step="{bounce}"]')
+            # Had the controller processed its queue up to the dead broker's BrokerChange first, no violation would
+            # be reachable at all. How many events come before it is the trace's: read from the model's state there.
+            processed = _events_through_broker_change(titles[1:bounce])  # titles[0] is the initial state
+            for taken in range(1, processed + 1):
+                take("ControllerProcessEvent")
+                page.wait_for_selector(f'#trace li.current[data-step="{bounce - 1 + taken}"]')
             assert page.locator("#paths").input_value() == "2"
             assert verdict.get_attribute("data-verdict") == "holds"
             message = search(page)
-            assert message.startswith(f"BFS from step {bounce}: no violation is reachable from here (a complete "
-                                      "search of "), message
+            assert message.startswith(f"BFS from step {bounce - 1 + processed}: no violation is reachable from here "
+                                      "(a complete search of "), message
             assert page.locator("#paths option").count() == 2
 
             # Had the broker that died earlier restarted first, the stale response still completes the deletion,
