@@ -365,6 +365,20 @@ def test_reports_list_the_properties_checked_and_the_bounds(tmp_path: Path) -> N
     assert "max_depth=50" in report and "scenario.broker_failures=1" in report
 
 
+def test_a_kraft_run_lists_the_kraft_controllers_bounds(tmp_path: Path) -> None:
+    """A KRaft scenario's reports list its own [bounds] (KraftBounds and the lagging brokers), not the ZooKeeper
+    model's, which a KRaft scenario cannot set."""
+    result = explore_local("kraft-kafka-13916", "--out", str(tmp_path))
+    assert result.exit_code == 1
+    run_dir, summary = summary_of(tmp_path)
+    bounds = summary["bounds"]
+    assert isinstance(bounds, dict)
+    assert (bounds["scenario.controlled_shutdowns"], bounds["scenario.session_expiries"]) == (1, 1)
+    assert "scenario.broker_failures" not in bounds and "scenario.isr_changes" not in bounds
+    report = " ".join((run_dir / "report.txt").read_text(encoding="utf-8").split())
+    assert "scenario.controlled_shutdowns=1" in report and "scenario.stale_metadata_brokers=every broker" in report
+
+
 def test_max_states_holds_within_a_level(tmp_path: Path) -> None:
     """--max-states 1000 stops with exactly 1,000 distinct states (126,011 for 25,000 before), exit 3,
     and the report's last line says the search stopped early."""

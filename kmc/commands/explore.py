@@ -375,8 +375,14 @@ def _resume_command(run_dir: Path) -> str:
 
 
 def _scenario_bounds(sc: Scenario) -> dict[str, Any]:
-    """The scenario's environment bounds, as the reports list them next to the search's."""
-    return {f"scenario.{key}": value for key, value in attrs.asdict(sc.bounds).items()}
+    """The scenario's environment bounds, as the reports list them next to the search's: the ZooKeeper model's
+    ``[bounds]``, or the KRaft controller's (:class:`~model.scenario.kraft.KraftBounds` and the brokers whose
+    metadata images may lag)."""
+    if sc.kraft is None:
+        return {f"scenario.{key}": value for key, value in attrs.asdict(sc.bounds).items()}
+    stale = sc.kraft.stale_metadata_brokers
+    return {**{f"scenario.{key}": value for key, value in attrs.asdict(sc.kraft.bounds).items()},
+            "scenario.stale_metadata_brokers": "every broker" if stale is None else list(stale)}
 
 
 def _symmetry_facts(model: KafkaControllerModel) -> dict[str, Any]:
