@@ -21,7 +21,7 @@ from typing import Any
 from explorer.contract import Evidence, Property, PropertyKind
 from invariants.registry import PropertySpec
 from model.kraft.actions import ActionKind
-from model.kraft.records import NO_LEADER
+from model.kraft.records import NO_LEADER, RemoveTopicRecord
 from model.kraft.state import KraftState
 from model.scenario import Scenario, ScenarioError
 
@@ -34,7 +34,7 @@ def _register(name: str, kind: PropertyKind, group: str, description: str,
 
 
 def _partitions(state: KraftState) -> Iterable[tuple[int, Any]]:
-    return enumerate(state.image.partitions)
+    return state.image.existing()
 
 
 def leader_in_isr(state: KraftState) -> Evidence | None:
@@ -60,7 +60,7 @@ def elr_disjoint_from_isr(state: KraftState) -> Evidence | None:
 
 def no_fenced_leader(state: KraftState) -> Evidence | None:
     image = state.image
-    for i, p in enumerate(image.partitions):
+    for i, p in image.existing():
         if p.leader != NO_LEADER and image.is_fenced(p.leader):
             return {"partition": i, "leader": p.leader}
     return None
@@ -71,7 +71,7 @@ def isr_members_eligible(state: KraftState) -> Evidence | None:
     shutdown). Fencing and controlled shutdown take a broker out of every ISR but a singleton one (with ELR off
     ``PartitionChangeBuilder`` never writes an empty ISR), and ``ineligibleReplicasForIsr`` keeps it out."""
     image = state.image
-    for i, p in enumerate(image.partitions):
+    for i, p in image.existing():
         if len(p.isr) > 1 and (inactive := [r for r in p.isr if not image.is_active(r)]):
             return {"partition": i, "isr": list(p.isr), "ineligible": inactive}
     return None
@@ -85,7 +85,7 @@ def no_leader_in_controlled_shutdown(state: KraftState) -> Evidence | None:
     registers again no election may pick it (``isAcceptableLeader`` is ``clusterControl::active``). A leader that
     is fenced as well is ``kraft_no_fenced_leader``'s."""
     image = state.image
-    for i, p in enumerate(image.partitions):
+    for i, p in image.existing():
         registration = image.broker(p.leader)
         if registration is not None and registration.in_controlled_shutdown and not registration.fenced:
             return {"partition": i, "leader": p.leader, "leader_epoch": p.leader_epoch}
@@ -94,7 +94,7 @@ def no_leader_in_controlled_shutdown(state: KraftState) -> Evidence | None:
 
 def no_acknowledged_record_lost(state: KraftState) -> Evidence | None:
     image = state.image
-    for i, p in enumerate(image.partitions):
+    for i, p in image.existing():
         if p.leader == NO_LEADER or image.is_fenced(p.leader):
             continue
         leader = next(b for b in state.brokers if b.id == p.leader)
@@ -111,6 +111,8 @@ def no_acknowledged_record_lost(state: KraftState) -> Evidence | None:
 def epochs_only_grow(prev: KraftState, action: Any, next_: KraftState) -> Evidence | None:
     before, after = prev.image, next_.image
     for i, (p0, p1) in enumerate(zip(before.partitions, after.partitions, strict=False)):
+        if p0 is None or p1 is None:  # created or deleted (a deleted topic is never created again)
+            continue
         if p1.leader_epoch < p0.leader_epoch or p1.partition_epoch < p0.partition_epoch:
             return {"partition": i, "leader_epoch": [p0.leader_epoch, p1.leader_epoch],
                     "partition_epoch": [p0.partition_epoch, p1.partition_epoch]}
@@ -118,6 +120,24 @@ def epochs_only_grow(prev: KraftState, action: Any, next_: KraftState) -> Eviden
         b1 = after.broker(b0.id)
         if b1 is None or b1.epoch < b0.epoch:
             return {"broker": b0.id, "broker_epoch": [b0.epoch, None if b1 is None else b1.epoch]}
+    return None
+
+
+def deleted_topic_hosted_nowhere(state: KraftState) -> Evidence | None:
+    """A running broker that has replayed the whole metadata log neither holds a log of, nor leads, a partition
+    of a deleted topic: ``ReplicaManager.applyDelta`` stops and deletes the replicas of ``deletedTopicIds``
+    (3.9.0-rc3), and a broker that was offline meanwhile finds them stray at its first metadata publish. So once
+    the cluster is quiet (every broker running and caught up with the log) no broker hosts the topic."""
+    deleted = [r for r in state.metadata_log if isinstance(r, RemoveTopicRecord)]
+    end = len(state.metadata_log)
+    for record in deleted:
+        for b in state.brokers:
+            if not b.alive or b.metadata_offset < end:
+                continue
+            for i in record.partitions:
+                if b.logs[i].records or b.leading[i] is not None:
+                    return {"topic": record.name, "partition": i, "broker": b.id,
+                            "log": list(b.logs[i].records), "leading": b.leading[i] is not None}
     return None
 
 
@@ -149,6 +169,9 @@ _register("kraft_no_leader_in_controlled_shutdown", PropertyKind.ALWAYS, "protoc
 _register("kraft_no_acknowledged_record_lost", PropertyKind.ALWAYS, "protocol",
           "a running, unfenced leader holds every record acknowledged to an acks=all producer",
           no_acknowledged_record_lost)
+_register("kraft_deleted_topic_hosted_nowhere", PropertyKind.ALWAYS, "protocol",
+          "a running broker caught up with the metadata log hosts no replica of a deleted topic",
+          deleted_topic_hosted_nowhere)
 _register("kraft_epochs_only_grow", PropertyKind.ACTION_ALWAYS, "protocol",
           "leader epochs, partition epochs and broker epochs never go back", epochs_only_grow)
 _register("sometimes_kraft_record_acknowledged", PropertyKind.SOMETIMES, "sometimes",

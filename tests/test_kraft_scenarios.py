@@ -43,7 +43,8 @@ def _every_state(model: Any) -> list[Any]:
     return list(seen.values())
 
 
-@pytest.mark.parametrize("name", ["kraft-session-expiry", "kraft-last-replica-standing-rf2-elr"])
+@pytest.mark.parametrize("name", ["kraft-session-expiry", "kraft-last-replica-standing-rf2-elr",
+                                  "kraft-topic-deletion"])
 def test_the_images_carried_in_the_state_are_the_replay_of_the_log(name: str) -> None:
     """On every state of a complete search the controller's image is the replay of the whole metadata log and each
     broker's the replay of the prefix it has replayed; decoding rebuilds them and the state."""
@@ -86,6 +87,20 @@ PINNED: dict[str, Pinned] = {
         "sometimes_kraft_ControlledShutdownHeartbeat": 2, "sometimes_kraft_SessionExpiry": 2,
         "sometimes_kraft_BrokerRegistration": 3, "sometimes_kraft_UnfenceBroker": 4,
         "sometimes_kraft_record_acknowledged": 4, "kraft_no_acknowledged_record_lost": 10}),
+    # the admin's requests: CreateTopics (StripedReplicaPlacer) and DeleteTopics, brokers deleting on replay
+    "kraft-topic-deletion": Pinned(Outcome.OK, distinct=16877, generated=45011, depth=20, queue=0, discoveries={
+        "sometimes_kraft_BeginControlledShutdown": 1, "sometimes_kraft_CreateTopics": 1,
+        "sometimes_kraft_DeleteTopics": 1, "sometimes_kraft_Fetch": 1, "sometimes_kraft_Produce": 1,
+        "sometimes_kraft_ControlledShutdownHeartbeat": 2, "sometimes_kraft_ReplayMetadataRecord": 2,
+        "sometimes_kraft_BrokerRegistration": 3, "sometimes_kraft_record_acknowledged": 3,
+        "sometimes_kraft_UnfenceBroker": 5}),
+    # KAFKA-16540: min.insync.replicas lowered under an ELR (ELR on, trunk of 2024-10-25)
+    "kraft-min-isr-lowered-elr": Pinned(Outcome.VIOLATION, distinct=4715, generated=8805, depth=7, queue=2231,
+        discoveries={
+        "sometimes_kraft_Fetch": 1, "sometimes_kraft_IncrementalAlterConfigs": 1, "sometimes_kraft_Produce": 1,
+        "sometimes_kraft_SessionExpiry": 1, "sometimes_kraft_ReplayMetadataRecord": 2,
+        "sometimes_kraft_UnfenceBroker": 2, "sometimes_kraft_record_acknowledged": 3,
+        "kraft_no_acknowledged_record_lost": 6}),
     # one scenario per KRaft bug switch (model/scenario/kraft_bugs.py), its switch on
     "kraft-kafka-13173": Pinned(Outcome.VIOLATION, distinct=32, generated=40, depth=2, queue=25, discoveries={
         "sometimes_kraft_Fetch": 1, "sometimes_kraft_MaybeFenceStaleBrokers": 1, "sometimes_kraft_Produce": 1,
@@ -196,6 +211,12 @@ TRACES = {
         "UncleanShutdown(broker=1)", "SessionExpiry(broker=1)", "BrokerRegistration(broker=1)",
         "ReplayMetadataRecord(broker=1)", "UnfenceBroker(broker=1)", "ReplayMetadataRecord(broker=0)",
         "AlterPartition(broker=0, orders-0, newIsr=[0, 1])", "SessionExpiry(broker=0)"],
+    # broker 1 joins the ELR below min ISR 2; min ISR lowered to 1 leaves it there; broker 0 acknowledges a record
+    # alone and, fenced, hands leadership to broker 1 from the ELR
+    "kraft-min-isr-lowered-elr": [
+        "SessionExpiry(broker=1)", "IncrementalAlterConfigs(topic=orders, min.insync.replicas=1)",
+        "UnfenceBroker(broker=1)", "ReplayMetadataRecord(broker=0)", "Produce(broker=0, orders-0)",
+        "SessionExpiry(broker=0)"],
     # broker 0 joins the ELR, broker 1 (leader, the ISR's last member) loses its log and is elected from the ELR
     "kraft-kafka-15586": [
         "Produce(broker=0, orders-0)", "Fetch(broker=1, orders-0)", "SessionExpiry(broker=0)",
@@ -310,6 +331,18 @@ def test_merging_unobservable_replays_keeps_every_verdict_and_its_depth(name: st
     assert reduced.stats.distinct < full.stats.distinct
 
 
+def test_lowering_min_isr_loses_a_record_only_with_elr() -> None:
+    """kraft-min-isr-lowered-elr with eligible leader replicas off (3.9's only production setting): the ISR never
+    empties and broker 1, outside it, is never elected; complete and clean."""
+    text = (SCENARIOS / "kraft-min-isr-lowered-elr.toml").read_text(encoding="utf-8")
+    result = run_bfs(model_for(load_scenario(text.replace("eligible_leader_replicas_enable = true",
+                                                          "eligible_leader_replicas_enable = false"))))
+    stats = result.stats
+    assert (result.outcome, stats.distinct, stats.generated, stats.depth, stats.queue) == (
+        Outcome.OK, 9681, 23198, 13, 0)
+    assert "sometimes_kraft_IncrementalAlterConfigs" in {d.property for d in result.discoveries}
+
+
 def test_last_replica_standing_rf2_trace() -> None:
     """The shortest violation: KIP-966's last replica standing, the restarted last ISR member elected without the
     acknowledged record (ELR off): the follower copies the record and reports it (acked), the leader stops
@@ -338,7 +371,7 @@ def _steps(model: Any, discovery: Any) -> list[str]:
 
 @pytest.mark.spark
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["kraft-last-replica-standing-rf2", "kraft-kafka-13916"])
+@pytest.mark.parametrize("name", ["kraft-last-replica-standing-rf2", "kraft-kafka-13916", "kraft-min-isr-lowered-elr"])
 def test_spark_bfs_agrees_with_the_local_bfs_on_a_kraft_scenario(tmp_path: Path, name: str) -> None:
     """The Spark BFS, its workers rebuilding the KRaft model from the scenario's text (a bug switch among it), gives
     the local BFS's counts and violation trace."""

@@ -5,8 +5,11 @@ None when the step would change nothing (a rejected request). The bounded kinds 
 (:class:`model.scenario.kraft.KraftBounds`): ``UncleanShutdown`` unclean_shutdowns, ``BrokerRegistration``
 restarts, ``BeginControlledShutdown`` controlled_shutdowns, ``SessionExpiry`` of a running broker
 session_expiries (an offline broker's session expires for free: it sends no heartbeats), ``Produce`` produces,
-``AlterPartition`` alter_partitions. Replaying the metadata log, heartbeats and fetches are bounded by the log
-and the records: they are offered only where they change something.
+``AlterPartition`` alter_partitions, and the admin's requests ``CreateTopics`` topic_creations, ``DeleteTopics``
+topic_deletions, ``IncrementalAlterConfigs`` min_insync_replicas_changes (each offered for the topics the scenario
+names for it: ``created = "by_admin"``, ``deleted_by_admin``, ``min_insync_replicas_by_admin``). Replaying the
+metadata log, heartbeats and fetches are bounded by the log and the records: they are offered only where they change
+something.
 """
 
 from __future__ import annotations
@@ -20,12 +23,13 @@ import attrs
 from model.kraft import cluster_control as cc
 from model.kraft import replica_manager as rm
 from model.kraft import replication_control as rc
-from model.kraft.records import MetadataImage, RegisterBrokerRecord
+from model.kraft.records import MetadataImage, RegisterBrokerRecord, RemoveTopicRecord
 from model.kraft.state import (
     OFFLINE_CLEAN,
     OFFLINE_UNCLEAN,
     RUNNING,
     SHUTTING_DOWN,
+    BrokerState,
     KraftState,
     PartitionLog,
     append,
@@ -46,6 +50,13 @@ class ActionKind(enum.Enum):
     Produce = "Produce"
     Fetch = "Fetch"
     AlterPartition = "AlterPartition"
+    CreateTopics = "CreateTopics"
+    DeleteTopics = "DeleteTopics"
+    IncrementalAlterConfigs = "IncrementalAlterConfigs"
+
+
+#: The admin's requests reach the controller from no broker.
+NO_BROKER = -1
 
 
 @attrs.frozen
@@ -55,6 +66,8 @@ class Action:
     partition: int = -1
     isr: tuple[int, ...] = ()  # AlterPartition's new ISR
     stale: tuple[int, ...] = ()  # MaybeFenceStaleBrokers' brokers, in findStaleBrokers' order
+    topic: str = ""  # the admin's requests: the topic
+    value: int = 0  # IncrementalAlterConfigs: the new min.insync.replicas
 
 
 @attrs.frozen
@@ -194,10 +207,18 @@ def unclean_shutdown(scenario: Scenario, state: KraftState, action: Action) -> K
     return _spend(rm.replace_broker(state, broker), "unclean_shutdowns")
 
 
+def leader_min_isr(scenario: Scenario, leader: BrokerState, index: int) -> int:
+    """The minimum ISR a leader applies to a partition: ``Partition.effectiveMinIsr`` (3.9.0-rc3), the topic's
+    ``min.insync.replicas`` as the leader's metadata image has it (``DynamicConfigPublisher`` updates the log's
+    ``LogConfig`` from the image's ConfigRecords), capped at the replication factor."""
+    return rc.min_isr(leader.image, _settings(scenario), index)
+
+
 def produce(scenario: Scenario, state: KraftState, action: Action) -> KraftState | None:
     """A producer's request (acks=all) for one record reaches the partition's leader."""
     leader = state.brokers[_index(state, action.broker)]
-    after = rm.append_records_to_leader(state, leader, action.partition, _settings(scenario).min_insync_replicas)
+    after = rm.append_records_to_leader(state, leader, action.partition,
+                                        leader_min_isr(scenario, leader, action.partition))
     return None if after is None else _spend(after, "produces")
 
 
@@ -205,8 +226,9 @@ def fetch(scenario: Scenario, state: KraftState, action: Action) -> KraftState |
     """A follower fetches from the leader its metadata image names, in that leader epoch."""
     follower = state.brokers[_index(state, action.broker)]
     partition = follower.image.partitions[action.partition]
+    assert partition is not None
     leader = state.brokers[_index(state, partition.leader)]
-    return rm.fetch(state, follower, leader, action.partition, _settings(scenario).min_insync_replicas)
+    return rm.fetch(state, follower, leader, action.partition, leader_min_isr(scenario, leader, action.partition))
 
 
 def alter_partition(scenario: Scenario, state: KraftState, action: Action) -> KraftState | None:
@@ -225,11 +247,47 @@ def alter_partition(scenario: Scenario, state: KraftState, action: Action) -> Kr
         return None
     state = _spend(_append(state, [] if record is None else [record]), "alter_partitions")
     partition = _controller_image(state).partitions[action.partition]
+    assert partition is not None
     leading = list(leader.leading)
     leading[action.partition] = attrs.evolve(lead, isr=partition.isr, partition_epoch=partition.partition_epoch)
     leader = attrs.evolve(leader, leading=tuple(leading))
     state = rm.replace_broker(state, leader)
-    return rm.maybe_increment_leader_hw(state, leader, action.partition, settings.min_insync_replicas)
+    return rm.maybe_increment_leader_hw(state, leader, action.partition,
+                                        leader_min_isr(scenario, leader, action.partition))
+
+
+def create_topics(scenario: Scenario, state: KraftState, action: Action) -> KraftState | None:
+    """An admin's CreateTopics request for one topic (``kafka-topics --create``), handled by
+    ``ReplicationControlManager.createTopics`` (:func:`model.kraft.replication_control.create_topic`). A refused
+    request (INVALID_REPLICATION_FACTOR while every broker is fenced or shutting down, ...) changes nothing."""
+    settings = _settings(scenario)
+    shutting_down = {b.id for b, offset in zip(state.brokers, state.controlled_shutdown_offsets, strict=True)
+                     if offset >= 0}
+    error, records = rc.create_topic(_controller_image(state), settings, settings.topic(action.topic), shutting_down,
+                                     scenario.racks)
+    if error != rc.NONE:
+        return None
+    return _spend(_append(state, records), "topic_creations")
+
+
+def delete_topics(scenario: Scenario, state: KraftState, action: Action) -> KraftState | None:
+    """An admin's DeleteTopics request for one topic, handled by ``ReplicationControlManager.deleteTopics``."""
+    error, records = rc.delete_topic(_controller_image(state), _settings(scenario), action.topic)
+    if error != rc.NONE:
+        return None
+    return _spend(_append(state, records), "topic_deletions")
+
+
+def incremental_alter_configs(scenario: Scenario, state: KraftState, action: Action) -> KraftState | None:
+    """An admin's IncrementalAlterConfigs request (``kafka-configs --alter --add-config min.insync.replicas=N``)
+    for one topic, handled by ``ConfigurationControlManager.incrementalAlterConfigs``: a ConfigRecord and nothing
+    else (:func:`model.kraft.replication_control.incremental_alter_min_isr`). The controller's elections and ELR
+    read the new value from the next partition change on; each leader's produce and high watermark once it has
+    replayed the record."""
+    error, records = rc.incremental_alter_min_isr(_controller_image(state), action.topic, action.value)
+    if error != rc.NONE or not records:
+        return None
+    return _spend(_append(state, records), "min_insync_replicas_changes")
 
 
 # ---- enabled actions ----
@@ -240,7 +298,8 @@ def enabled_actions(scenario: Scenario, state: KraftState) -> list[Action]:
     settings = _settings(scenario)
     image = _controller_image(state)
     return [*_lifecycle_actions(settings, state, image), *_failure_actions(settings, state, image),
-            *_produce_actions(settings, state), *_fetch_actions(state), *_alter_partition_actions(settings, state)]
+            *_produce_actions(scenario, state), *_fetch_actions(state), *_alter_partition_actions(settings, state),
+            *_admin_actions(settings, state, image)]
 
 
 def _lifecycle_actions(settings: KraftSettings, state: KraftState, image: MetadataImage) -> list[Action]:
@@ -279,12 +338,12 @@ def _failure_actions(settings: KraftSettings, state: KraftState, image: Metadata
     return actions
 
 
-def _produce_actions(settings: KraftSettings, state: KraftState) -> list[Action]:
-    """A produce with acks=all at a live leader whose ISR is at least min.insync.replicas."""
-    if state.budget.produces >= settings.bounds.produces:
+def _produce_actions(scenario: Scenario, state: KraftState) -> list[Action]:
+    """A produce with acks=all at a live leader whose ISR is at least the minimum ISR it applies."""
+    if state.budget.produces >= _settings(scenario).bounds.produces:
         return []
     return [Action(ActionKind.Produce, b.id, p) for b in state.brokers for p, lead in enumerate(b.leading)
-            if b.alive and lead is not None and len(lead.isr) >= settings.min_insync_replicas]
+            if b.alive and lead is not None and len(lead.isr) >= leader_min_isr(scenario, b, p)]
 
 
 def _fetch_actions(state: KraftState) -> list[Action]:
@@ -294,7 +353,7 @@ def _fetch_actions(state: KraftState) -> list[Action]:
     for b in brokers:
         if not b.alive:
             continue
-        for p, partition in enumerate(b.image.partitions):
+        for p, partition in b.image.existing():
             if b.id not in partition.replicas or partition.leader in (b.id, -1):
                 continue
             leader = brokers[_index(state, partition.leader)]
@@ -314,9 +373,10 @@ def _alter_partition_actions(settings: KraftSettings, state: KraftState) -> list
             continue
         own = b.image
         for p, lead in enumerate(b.leading):
-            if lead is None:
+            partition = None if lead is None else own.partitions[p]
+            if lead is None or partition is None:
                 continue
-            for r in own.partitions[p].replicas:  # shrink: a follower out of the ISR (replica.lag.time.max.ms)
+            for r in partition.replicas:  # shrink: a follower out of the ISR (replica.lag.time.max.ms)
                 if r != b.id and r in lead.isr:
                     actions.append(Action(ActionKind.AlterPartition, b.id, p, tuple(x for x in lead.isr if x != r)))
             hw = b.logs[p].high_watermark
@@ -325,6 +385,29 @@ def _alter_partition_actions(settings: KraftSettings, state: KraftState) -> list
                 eligible = settings.bug("KAFKA_13916") or own.is_active(f.broker)
                 if f.broker not in lead.isr and f.log_end_offset >= hw and eligible:
                     actions.append(Action(ActionKind.AlterPartition, b.id, p, tuple(sorted((*lead.isr, f.broker)))))
+    return actions
+
+
+def _admin_actions(settings: KraftSettings, state: KraftState, image: MetadataImage) -> list[Action]:
+    """The admin's requests, each for a topic the scenario names for it and within its bound: CreateTopics of a topic
+    created = "by_admin" that does not exist and was never deleted, DeleteTopics of an existing topic
+    deleted_by_admin, IncrementalAlterConfigs of an existing topic's min.insync.replicas to each of its values but
+    the one the topic has."""
+    bounds, budget = settings.bounds, state.budget
+    actions = []
+    if budget.topic_creations < bounds.topic_creations:
+        deleted = {r.name for r in state.metadata_log if isinstance(r, RemoveTopicRecord)}
+        actions += [Action(ActionKind.CreateTopics, NO_BROKER, topic=t.name) for t in settings.topics
+                    if t.created_by_admin and t.name not in image.topics and t.name not in deleted]
+    if budget.topic_deletions < bounds.topic_deletions:
+        actions += [Action(ActionKind.DeleteTopics, NO_BROKER, topic=t.name) for t in settings.topics
+                    if t.deleted_by_admin and t.name in image.topics]
+    if budget.min_insync_replicas_changes < bounds.min_insync_replicas_changes:
+        for t in settings.topics:
+            if t.name in image.topics:
+                current = dict(image.min_insync_replicas).get(t.name)
+                actions += [Action(ActionKind.IncrementalAlterConfigs, NO_BROKER, topic=t.name, value=v)
+                            for v in t.min_insync_replicas_by_admin if v != current]
     return actions
 
 
@@ -359,4 +442,9 @@ KINDS: dict[ActionKind, Kind] = {
     ActionKind.Fetch: Kind("broker", fetch, lambda a, s: f"Fetch({_who(a)}, {_where(a, s)})"),
     ActionKind.AlterPartition: Kind("broker", alter_partition,
                                     lambda a, s: f"AlterPartition({_who(a)}, {_where(a, s)}, newIsr={list(a.isr)})"),
+    ActionKind.CreateTopics: Kind("admin", create_topics, lambda a, s: f"CreateTopics(topic={a.topic})"),
+    ActionKind.DeleteTopics: Kind("admin", delete_topics, lambda a, s: f"DeleteTopics(topic={a.topic})"),
+    ActionKind.IncrementalAlterConfigs: Kind(
+        "admin", incremental_alter_configs,
+        lambda a, s: f"IncrementalAlterConfigs(topic={a.topic}, min.insync.replicas={a.value})"),
 }

@@ -1,11 +1,12 @@
 """The KRaft controller model: a scenario's cluster behind :class:`explorer.contract.Model`.
 
 The initial state is a running cluster as the KRaft controller leaves it once every broker has registered and
-been unfenced and the topics have been created (``ClusterControlManager.registerBroker``,
+been unfenced and the topics present from the start have been created (``ClusterControlManager.registerBroker``,
 ``ReplicationControlManager.createTopic``): the metadata log holds a ``RegisterBrokerRecord`` and an unfencing
 ``BrokerRegistrationChangeRecord`` per broker, then a ``TopicRecord`` and a ``PartitionRecord`` per partition
-(ISR = replicas, leader = the first replica); every broker has replayed it all, and every log is empty. The
-steps are the table of :mod:`model.kraft.actions`.
+(ISR = replicas, leader = the first replica); every broker has replayed it all, and every log is empty. Topics
+``created = "by_admin"`` are created by a step (``CreateTopics``). The steps are the table of
+:mod:`model.kraft.actions`.
 """
 
 from __future__ import annotations
@@ -116,10 +117,12 @@ class KraftControllerModel:
             status = "fenced" if reg.fenced else ("in controlled shutdown" if reg.in_controlled_shutdown
                                                   else "unfenced")
             lines.append(f"controller: broker {reg.id} epoch {reg.epoch} {status}")
-        for i, p in enumerate(image.partitions):
+        for i, p in image.existing():
             lines.append(f"controller: {self._partition_names[i]} leader={p.leader} leaderEpoch={p.leader_epoch} "
                          f"partitionEpoch={p.partition_epoch} isr={list(p.isr)} elr={list(p.elr)} "
                          f"lastKnownElr={list(p.last_known_elr)} leaderRecoveryState={p.leader_recovery_state}")
+        lines += [f"controller: topic {topic} min.insync.replicas={value}"
+                  for topic, value in image.min_insync_replicas]
         return lines
 
     def _describe_broker(self, b: BrokerState) -> str:
@@ -142,12 +145,16 @@ def initial_state(scenario: Scenario) -> KraftState:
     epochs = {r.broker_id: r.broker_epoch for r in log if isinstance(r, RegisterBrokerRecord)}
     for b in broker_ids:
         log.append(BrokerRegistrationChangeRecord(broker_id=b, broker_epoch=epochs[b], fenced=UNFENCE))
+    assert scenario.kraft is not None
     index = 0
-    for t in scenario.topics:
-        log.append(TopicRecord(name=t.name))
-        for replicas in t.replicas:
-            log.append(PartitionRecord(partition=index, replicas=replicas, isr=replicas, leader=replicas[0]))
-            index += 1
+    for t in scenario.kraft.topics:
+        if not t.created_by_admin:
+            log.append(TopicRecord(name=t.name))
+            for replicas in t.replicas:
+                log.append(PartitionRecord(partition=index, replicas=replicas, isr=replicas, leader=replicas[0]))
+                index += 1
+        else:
+            index += t.partitions
     partitions = index
     image = replay(log)
     state = KraftState(

@@ -14,11 +14,18 @@ fields it reads:
   PartitionEpoch, EligibleLeaderReplicas, LastKnownElr, LeaderRecoveryState);
 * ``PartitionChangeRecord`` (Leader: -2 no change, Isr, EligibleLeaderReplicas, LastKnownElr, LeaderRecoveryState:
   -1 no change; null fields change nothing), merged by ``PartitionRegistration.merge`` (a leader change bumps the
-  leader epoch, every change bumps the partition epoch).
+  leader epoch, every change bumps the partition epoch);
+* ``RemoveTopicRecord`` (TopicId), which ``ReplicationControlManager.replay(RemoveTopicRecord)`` answers by
+  dropping the topic, its partitions and (``ConfigurationControlManager.deleteTopicConfigs``) its configuration;
+* ``ConfigRecord`` (ResourceType TOPIC, ResourceName, Name, Value) of ``min.insync.replicas`` only
+  (``ConfigurationControlManager.replay(ConfigRecord)``; a null value deletes the topic's setting).
 
-Deviations: a topic is named, not identified by a Uuid (no topic is deleted or re-created, so names are unique);
-a partition is its index in the scenario's order of (topic, partition); no directories, listeners, features or
-incarnation ids are recorded.
+Deviations: a topic is named, not identified by a Uuid (a deleted topic is never re-created, so names are
+unique): ``RemoveTopicRecord`` names the topic and its partitions (Kafka's carries the TopicId, through which the
+image finds the partitions); a partition is its index in the scenario's order of (topic, partition), and the
+image holds None at the index of a partition whose topic does not exist (not created yet, or deleted); no
+directories, listeners, features or incarnation ids are recorded, and no configuration but a topic's
+``min.insync.replicas``.
 """
 
 from __future__ import annotations
@@ -63,6 +70,25 @@ class PartitionRecord:
 
 
 @attrs.frozen
+class RemoveTopicRecord:
+    name: str  # stands for the TopicId (module docstring)
+    partitions: tuple[int, ...]  # the topic's partitions, by index in the scenario
+
+
+#: ``TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG``: the one configuration the model writes.
+MIN_IN_SYNC_REPLICAS_CONFIG = "min.insync.replicas"
+
+
+@attrs.frozen
+class ConfigRecord:
+    """A topic's ``min.insync.replicas`` set (``value``) or deleted (None): ResourceType TOPIC, ResourceName."""
+
+    resource_name: str
+    value: int | None
+    name: str = MIN_IN_SYNC_REPLICAS_CONFIG
+
+
+@attrs.frozen
 class PartitionChangeRecord:
     partition: int
     leader: int = NO_LEADER_CHANGE
@@ -72,9 +98,10 @@ class PartitionChangeRecord:
     leader_recovery_state: int = NO_RECOVERY_CHANGE
 
 
-Record = RegisterBrokerRecord | BrokerRegistrationChangeRecord | TopicRecord | PartitionRecord | PartitionChangeRecord
+Record = (RegisterBrokerRecord | BrokerRegistrationChangeRecord | TopicRecord | PartitionRecord | PartitionChangeRecord
+          | RemoveTopicRecord | ConfigRecord)
 RECORD_CLASSES = (RegisterBrokerRecord, BrokerRegistrationChangeRecord, TopicRecord, PartitionRecord,
-                  PartitionChangeRecord)
+                  PartitionChangeRecord, RemoveTopicRecord, ConfigRecord)
 
 
 @attrs.frozen
@@ -121,11 +148,15 @@ class PartitionRegistration:
 
 @attrs.frozen
 class MetadataImage:
-    """What a replay of a prefix of the metadata log builds: brokers and partitions, by id and index."""
+    """What a replay of a prefix of the metadata log builds: brokers by id, the topics that exist, partitions by
+    index (None where its topic does not exist) and the topics' ``min.insync.replicas`` settings."""
 
     brokers: tuple[BrokerRegistration, ...] = ()
     topics: tuple[str, ...] = ()
-    partitions: tuple[PartitionRegistration, ...] = ()
+    partitions: tuple[PartitionRegistration | None, ...] = ()
+    #: (topic, min.insync.replicas) for every topic with the setting (``ConfigurationControlManager.configData``),
+    #: sorted by topic
+    min_insync_replicas: tuple[tuple[str, int], ...] = ()
 
     def broker(self, broker_id: int) -> BrokerRegistration | None:
         return next((b for b in self.brokers if b.id == broker_id), None)
@@ -140,6 +171,23 @@ class MetadataImage:
 
     def partition(self, index: int) -> PartitionRegistration | None:
         return self.partitions[index] if index < len(self.partitions) else None
+
+    def existing(self) -> list[tuple[int, PartitionRegistration]]:
+        """The partitions of the topics that exist, with their indices."""
+        return [(i, p) for i, p in enumerate(self.partitions) if p is not None]
+
+    def topic_min_insync_replicas(self, topic: str, default: int) -> int:
+        """The topic's ``min.insync.replicas``: its own setting, else ``default`` (the brokers' and controller's
+        ``min.insync.replicas``, the scenario's ``[kafka] min_insync_replicas``)."""
+        return next((v for name, v in self.min_insync_replicas if name == topic), default)
+
+    def effective_min_isr(self, index: int, topic: str, default: int) -> int:
+        """The minimum ISR of partition ``index`` of ``topic``: the controller's
+        ``ReplicationControlManager.getTopicEffectiveMinIsr`` and the leader's ``Partition.effectiveMinIsr`` (3.9.0-rc3)
+        both take the topic's ``min.insync.replicas`` and cap it at the replication factor."""
+        partition = self.partitions[index]
+        assert partition is not None
+        return min(self.topic_min_insync_replicas(topic, default), len(partition.replicas))
 
 
 def apply(image: MetadataImage, offset: int, record: Record) -> MetadataImage:
@@ -161,10 +209,31 @@ def apply(image: MetadataImage, offset: int, record: Record) -> MetadataImage:
         return attrs.evolve(image, topics=(*image.topics, record.name))
     if isinstance(record, PartitionRecord):
         part = PartitionRegistration(replicas=record.replicas, isr=record.isr, leader=record.leader)
-        return attrs.evolve(image, partitions=(*image.partitions, part))
-    parts = list(image.partitions)
-    parts[record.partition] = parts[record.partition].merge(record)
-    return attrs.evolve(image, partitions=tuple(parts))
+        return attrs.evolve(image, partitions=_put(image.partitions, record.partition, part))
+    if isinstance(record, RemoveTopicRecord):
+        parts: tuple[PartitionRegistration | None, ...] = image.partitions
+        for index in record.partitions:
+            parts = _put(parts, index, None)
+        return attrs.evolve(image, topics=tuple(t for t in image.topics if t != record.name), partitions=parts,
+                            min_insync_replicas=tuple(c for c in image.min_insync_replicas if c[0] != record.name))
+    if isinstance(record, ConfigRecord):
+        configs = [c for c in image.min_insync_replicas if c[0] != record.resource_name]
+        if record.value is not None:
+            configs.append((record.resource_name, record.value))
+        return attrs.evolve(image, min_insync_replicas=tuple(sorted(configs)))
+    merged = list(image.partitions)
+    current = merged[record.partition]
+    assert current is not None
+    merged[record.partition] = current.merge(record)
+    return attrs.evolve(image, partitions=tuple(merged))
+
+
+def _put(parts: tuple[PartitionRegistration | None, ...], index: int,
+         part: PartitionRegistration | None) -> tuple[PartitionRegistration | None, ...]:
+    """``parts`` with ``part`` at ``index``, padded with None (the partitions of topics that do not exist)."""
+    padded = list(parts) + [None] * (index + 1 - len(parts))
+    padded[index] = part
+    return tuple(padded)
 
 
 def replay(log: Sequence[Record]) -> MetadataImage:
@@ -187,6 +256,12 @@ def describe_record(record: Record, topic_of: Sequence[str]) -> str:
         return f"BrokerRegistrationChangeRecord(brokerId={record.broker_id}, brokerEpoch={record.broker_epoch}{what})"
     if isinstance(record, TopicRecord):
         return f"TopicRecord(name={record.name})"
+    if isinstance(record, RemoveTopicRecord):
+        return f"RemoveTopicRecord(topic={record.name})"
+    if isinstance(record, ConfigRecord):
+        value = "null" if record.value is None else record.value
+        return (f"ConfigRecord(resourceType=TOPIC, resourceName={record.resource_name}, name={record.name}, "
+                f"value={value})")
     if isinstance(record, PartitionRecord):
         return (f"PartitionRecord({topic_of[record.partition]}, replicas={list(record.replicas)}, "
                 f"isr={list(record.isr)}, leader={record.leader})")

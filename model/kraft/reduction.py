@@ -13,9 +13,11 @@ an enabled action, a successor or a property reads:
 * for each partition its leader and leader epoch (``Fetch`` offers a fetch from the leader the image names, in
   that epoch; ``ReplicaManager.applyDelta`` makes the broker leader or follower), and, where the broker leads in the
   image, the partition epoch and ISR (``applyDelta`` updates the leader's ISR from them);
+* which partitions exist (a replay past a ``RemoveTopicRecord`` deletes the broker's replicas of the topic);
 * which brokers are active (``ClusterControlManager.isActive``: ``AlterPartition`` offers an ISR expansion only to
-  an active follower), read only while the broker leads a partition (``BrokerState.leading``: without a replay it
-  cannot start leading);
+  an active follower) and the topics' ``min.insync.replicas`` (``Produce`` and the high watermark read the
+  leader's), read only while the broker leads a partition (``BrokerState.leading``: without a replay it cannot
+  start leading);
 * whether it has replayed its own ``RegisterBrokerRecord`` (``UnfenceBroker``: ``calculateNextBrokerState``
   compares ``currentMetadataOffset`` with ``registerBrokerRecordOffset``) and each controlled shutdown offset
   (``lowestActiveOffset``).
@@ -48,10 +50,11 @@ from model.kraft.state import BrokerState, KraftState
 
 def view(state: KraftState, broker: BrokerState, image: MetadataImage, offset: int) -> tuple[Any, ...]:
     """What ``broker`` can observe of ``image``, the replay of the first ``offset`` records (module docstring)."""
-    partitions = tuple((p.leader, p.leader_epoch) + ((p.partition_epoch, p.isr) if p.leader == broker.id else ())
+    partitions = tuple(None if p is None else
+                       (p.leader, p.leader_epoch) + ((p.partition_epoch, p.isr) if p.leader == broker.id else ())
                        for p in image.partitions)
     leads = any(lead is not None for lead in broker.leading)
-    active = tuple(b.active for b in image.brokers) if leads else ()
+    active = (tuple(b.active for b in image.brokers), image.min_insync_replicas) if leads else ()
     reg = state.image.broker(broker.id)
     registered = reg is not None and offset > reg.register_offset
     shutdowns = tuple(offset > o for o in state.controlled_shutdown_offsets if o >= 0)

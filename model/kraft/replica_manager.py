@@ -31,10 +31,25 @@ from model.kraft.state import BrokerState, FollowerState, KraftState, LeaderStat
 def apply_delta(image: MetadataImage, broker: BrokerState) -> BrokerState:
     """``ReplicaManager.applyDelta``: the broker leads where its image says so (``Partition.makeLeader``: a new
     leader epoch resets what it knows of its followers; the same epoch with a newer partition epoch updates the
-    ISR), and follows elsewhere (``makeFollower``)."""
+    ISR), and follows elsewhere (``makeFollower``).
+
+    A partition the image no longer has (its topic deleted) is stopped and its log deleted: ``applyDelta`` first
+    handles ``localChanges.deletes`` (``TopicsDelta.localChanges`` adds every partition of ``deletedTopicIds()``
+    the broker was a replica of) with ``stopPartitions(deleteLocalLog = true)``; a broker that was offline while
+    the topic was deleted finds the log stray at its first metadata publish (``BrokerMetadataPublisher``:
+    ``LogManager.startup(isStray = isStrayKraftReplica)``, the partition absent from the image) and deletes it
+    (``asyncDelete(isStray = true)``). Deviation: the model replays a restarted broker's image from where it
+    stopped, so both paths are the replay that passes the ``RemoveTopicRecord``; deletion is immediate (Kafka
+    renames the directory and deletes it after ``file.delete.delay.ms``)."""
     leading = list(broker.leading)
+    logs = broker.logs
     for index, partition in enumerate(image.partitions):
         current = leading[index]
+        if partition is None:
+            if current is not None or logs[index] != PartitionLog():
+                leading[index] = None
+                logs = (*logs[:index], PartitionLog(), *logs[index + 1:])
+            continue
         if partition.leader == broker.id:
             if current is None or partition.leader_epoch > current.leader_epoch:
                 leading[index] = LeaderState(leader_epoch=partition.leader_epoch,
@@ -43,7 +58,7 @@ def apply_delta(image: MetadataImage, broker: BrokerState) -> BrokerState:
                 leading[index] = attrs.evolve(current, partition_epoch=partition.partition_epoch, isr=partition.isr)
         elif current is not None:
             leading[index] = None
-    return attrs.evolve(broker, leading=tuple(leading))
+    return attrs.evolve(broker, leading=tuple(leading), logs=logs)
 
 
 def maybe_increment_leader_hw(state: KraftState, leader: BrokerState, index: int, min_isr: int) -> KraftState:

@@ -33,11 +33,13 @@ import attrs
 
 from model.kraft.records import (
     BrokerRegistrationChangeRecord,
+    ConfigRecord,
     MetadataImage,
     PartitionChangeRecord,
     PartitionRecord,
     Record,
     RegisterBrokerRecord,
+    RemoveTopicRecord,
     TopicRecord,
     apply,
 )
@@ -106,6 +108,9 @@ class Budget:
     session_expiries: int = 0
     produces: int = 0
     alter_partitions: int = 0
+    topic_creations: int = 0
+    topic_deletions: int = 0
+    min_insync_replicas_changes: int = 0
 
 
 @attrs.frozen
@@ -165,6 +170,10 @@ class Codec:
             return (0, r.broker_id, r.broker_epoch)
         if isinstance(r, TopicRecord):
             return (2, self._topic_index[r.name])
+        if isinstance(r, RemoveTopicRecord):
+            return (5, self._topic_index[r.name], _ints(r.partitions))
+        if isinstance(r, ConfigRecord):
+            return (6, self._topic_index[r.resource_name], r.value)
         return (3, r.partition, _ints(r.replicas), _ints(r.isr), r.leader)
 
     @staticmethod
@@ -179,11 +188,14 @@ class Codec:
     def encode(self, state: KraftState) -> bytes:
         assert state.metadata_log[:len(self.prefix)] == self.prefix
         budget = state.budget
+        spent: tuple[int, ...] = (budget.unclean_shutdowns, budget.restarts, budget.controlled_shutdowns,
+                                  budget.session_expiries, budget.produces, budget.alter_partitions)
+        admin = (budget.topic_creations, budget.topic_deletions, budget.min_insync_replicas_changes)
+        if any(admin):  # the admin's budget only once spent: the bytes of scenarios without admin requests stay
+            spent += admin
         tree = (tuple(self._record(r) for r in state.metadata_log[len(self.prefix):]),
                 tuple(state.controlled_shutdown_offsets), tuple(self._broker(b) for b in state.brokers),
-                tuple(state.acknowledged),
-                (budget.unclean_shutdowns, budget.restarts, budget.controlled_shutdowns, budget.session_expiries,
-                 budget.produces, budget.alter_partitions))
+                tuple(state.acknowledged), spent)
         return _JSON.encode(tree).encode("ascii")
 
     # ---- reading ----
@@ -201,6 +213,10 @@ class Codec:
             return RegisterBrokerRecord(broker_id=t[1], broker_epoch=t[2])
         if tag == 2:
             return TopicRecord(name=self.topics[t[1]])
+        if tag == 5:
+            return RemoveTopicRecord(name=self.topics[t[1]], partitions=tuple(t[2]))
+        if tag == 6:
+            return ConfigRecord(resource_name=self.topics[t[1]], value=t[2])
         return PartitionRecord(partition=t[1], replicas=tuple(t[2]), isr=tuple(t[3]), leader=t[4])
 
     def decode(self, data: bytes) -> KraftState:

@@ -22,8 +22,10 @@ from model.scenario import Scenario
 CONTROLLER = "controller"
 METADATA_LOG = "metadata log"
 
+#: The admin's requests: no broker sends them (the admin client's request is drawn as the records it appends).
+_ADMIN_STEPS = {ActionKind.CreateTopics, ActionKind.DeleteTopics, ActionKind.IncrementalAlterConfigs}
 #: The steps drawn on the controller's lane; every other step is its broker's.
-_CONTROLLER_STEPS = {ActionKind.SessionExpiry, ActionKind.MaybeFenceStaleBrokers}
+_CONTROLLER_STEPS = {ActionKind.SessionExpiry, ActionKind.MaybeFenceStaleBrokers, *_ADMIN_STEPS}
 
 
 def broker_lane(broker: int) -> str:
@@ -70,6 +72,8 @@ def _messages(scenario: Scenario, prev: KraftState, state: KraftState, action: A
 def _request(scenario: Scenario, prev: KraftState, state: KraftState,
              action: Action) -> tuple[str | None, str | None]:
     """The request a broker's step sends the controller and the controller's response (None for steps with none)."""
+    if action.kind in _ADMIN_STEPS:
+        return None, None
     after = next(b for b in state.brokers if b.id == action.broker)
     before = next(b for b in prev.brokers if b.id == action.broker)
     kind = action.kind
@@ -87,6 +91,7 @@ def _request(scenario: Scenario, prev: KraftState, state: KraftState,
         lead = before.leading[action.partition]
         assert lead is not None
         partition = state.image.partitions[action.partition]
+        assert partition is not None
         return (f"AlterPartitionRequest({partition_name(scenario, action.partition)}, leaderEpoch={lead.leader_epoch}"
                 f", partitionEpoch={lead.partition_epoch}, newIsr={list(action.isr)})",
                 f"AlterPartitionResponse(isr={list(partition.isr)}, partitionEpoch={partition.partition_epoch})")
@@ -103,6 +108,7 @@ def _fetch(scenario: Scenario, prev: KraftState, state: KraftState, action: Acti
     follower = next(b for b in prev.brokers if b.id == action.broker)
     after = next(b for b in state.brokers if b.id == action.broker)
     partition = follower.image.partitions[action.partition]
+    assert partition is not None
     leader = broker_lane(partition.leader)
     name = partition_name(scenario, action.partition)
     log = follower.logs[action.partition]
