@@ -26,28 +26,28 @@ def stale() -> Trace:
 
 
 def test_the_stale_response_is_visible_in_the_steps(stale: Trace) -> None:
-    """Broker 0 answers StopReplica as broker epoch 1 (step 7), restarts as epoch 2 (step 9), and the
+    """Broker 1 answers StopReplica as broker epoch 1 (step 7), restarts as epoch 2 (step 9), and the
     controller's handling of the old answer (step 13) is titled as stale, with the deletion it completes."""
     titles = [s.view["title"] for s in stale.steps]
-    assert titles[8] == "Broker 0 restarts and registers /brokers/ids/0 with broker epoch 2"
-    assert titles[12].startswith("Controller processes TopicDeletionStopReplicaResponseReceived(broker 0, t-0, NONE, "
+    assert titles[8] == "Broker 1 restarts and registers /brokers/ids/1 with broker epoch 2"
+    assert titles[12].startswith("Controller processes TopicDeletionStopReplicaResponseReceived(broker 1, t-0, NONE, "
                                  "answered by broker epoch 1)")
-    assert titles[12].endswith("broker 0 has restarted since (broker epoch 2): the response is stale")
-    assert stale.steps[12].view["phase"] == ("TopicDeletionManager.completeReplicaDeletion(t-0@0); "
+    assert titles[12].endswith("broker 1 has restarted since (broker epoch 2): the response is stale")
+    assert stale.steps[12].view["phase"] == ("TopicDeletionManager.completeReplicaDeletion(t-0@1); "
                                             "completeDeleteTopic(t)")
-    response = {"from": "broker 0", "to": "controller", "label": "StopReplica response t-0: NONE (sent by broker "
+    response = {"from": "broker 1", "to": "controller", "label": "StopReplica response t-0: NONE (sent by broker "
                 "epoch 1)", "kind": "response"}
     assert response in [{k: m[k] for k in response} for m in stale.steps[6].view["messages"]]
 
 
 def test_broker_change_phase_and_log_follow_kafka(stale: Trace) -> None:
-    """Handling the BrokerChange that sees broker 0 bounced and broker 1 gone names Kafka's callbacks in
+    """Handling the BrokerChange that sees broker 1 bounced and broker 2 gone names Kafka's callbacks in
     processBrokerChange's order and logs Kafka's controller.log and state-change.log lines."""
-    step = stale.steps[10].view
-    assert step["phase"] == "BrokerChange: onBrokerFailure(0); onBrokerStartup(0); onBrokerFailure(1)"
+    step = stale.steps[9].view
+    assert step["phase"] == "BrokerChange: onBrokerFailure(1); onBrokerStartup(1); onBrokerFailure(2)"
     lines = [entry["line"] for entry in step["log"]]
-    assert "Newly added brokers: , deleted brokers: 1, bounced brokers: 0, all live brokers: 0,2" in lines
-    assert ("[Controller epoch=1] Changed state of replica 0 for partition t-0 from ReplicaDeletionStarted to "
+    assert "Newly added brokers: , deleted brokers: 2, bounced brokers: 1, all live brokers: 0,1" in lines
+    assert ("[Controller epoch=1] Changed state of replica 1 for partition t-0 from ReplicaDeletionStarted to "
             "ReplicaDeletionIneligible") in lines
     sent = [m["label"] for m in step["messages"] if m["kind"] == "request" and m["label"].startswith("LeaderAndIsr")]
     assert sent[0] == "LeaderAndIsr(controllerEpoch=1, brokerEpoch=2) [t-0 leader=-1 leaderEpoch=2 isr=[1]]"
@@ -78,14 +78,14 @@ def test_the_former_controllers_state_changes_carry_its_own_epoch() -> None:
 
 
 def test_each_queued_response_is_joined_to_the_step_that_processes_it(stale: Trace) -> None:
-    """Broker 0's StopReplica response of step 7 is the item the controller takes off its queue in
+    """Broker 1's StopReplica response of step 7 is the item the controller takes off its queue in
     step 13: the view names the item on both messages, the reports join them, and the sequence
     diagram draws an arrow from the response to step 13; each request is joined to the step its broker
     handles it in."""
     queued = next(m for m in stale.steps[6].view["messages"] if m["kind"] == "response")
     processing = stale.steps[12].view["messages"][0]
     assert queued["queued"] == processing["dequeued"] == (
-        "controller event queue: TopicDeletionStopReplicaResponseReceived(broker 0, t-0, NONE, answered by broker "
+        "controller event queue: TopicDeletionStopReplicaResponseReceived(broker 1, t-0, NONE, answered by broker "
         "epoch 1)")
     joined = deliveries(sequence(stale)[1])
     assert joined[(7, stale.steps[6].view["messages"].index(queued))] == (13, 0)
@@ -100,16 +100,16 @@ def test_each_queued_response_is_joined_to_the_step_that_processes_it(stale: Tra
 def test_values_a_kafka_engineer_stops_at_are_explained(stale: Trace) -> None:
     """One line each: leader -1 (a topic being deleted), a leader epoch that jumps by two, leader -2 in
     an UpdateMetadata (LeaderDuringDelete: the partition leaves the metadata cache), and a partition of
-    a LeaderAndIsr that broker 0 does not take (no leader to follow)."""
+    a LeaderAndIsr that broker 1 does not take (no leader to follow)."""
     notes = {n: s.view.get("notes", []) for n, s in enumerate(stale.steps, 1)}
     assert ("t-0: leader -1 is LeaderAndIsr.NoLeader, no leader: its topic is being deleted, and taking its "
             "replicas offline (OfflineReplica) removed the leader.") in notes[2]
     assert any(note.startswith("t-0: the leader epoch jumps from 0 to 2: ") for note in notes[2])
     assert any("leader -2 in an UpdateMetadata is LeaderAndIsr.LeaderDuringDelete" in note and "removes the "
-               "partition from its metadata cache" in note for note in notes[11])
-    assert ("t-0: broker 0 did not take leader epoch 2 from this LeaderAndIsr: the request names no leader (-1), "
-            "so it only creates its replica and log.") in notes[12]
-    assert not any("LeaderDuringDelete" in note for note in notes[12])  # said where the request was sent
+               "partition from its metadata cache" in note for note in notes[10])
+    assert ("t-0: broker 1 did not take leader epoch 2 from this LeaderAndIsr: the request names no leader (-1), "
+            "so it only creates its replica and log.") in notes[11]
+    assert not any("LeaderDuringDelete" in note for note in notes[11])  # said where the request was sent
     assert all(isinstance(note, str) for step in notes.values() for note in step)
 
 

@@ -61,8 +61,6 @@ BAD_SCENARIOS = [
     ("api-reassignment-before-2.4",
      GOOD + '[[reassignments]]\ntopic = "t"\npartitions = { 0 = [1, 2] }\nthrough_api = true\n[kafka]\n'
      'version = "2.3"\n', ["[[reassignments]] entry 1", "through_api", "KIP-455", "\"2.4\""]),
-    ("kip-704-not-modelled", GOOD + '[kafka]\nunclean_leader_election_enable = true\nversion = "3.2"\n',
-     ["inter_broker_protocol_version = \"3.2\"", "KIP-704", "unclean"]),
     ("invalid-toml", "name = \n", ["not valid TOML", "line 1"]),
     ("bad-created", BROKERS + '[[topics]]\nname = "t"\nreplicas = [[0]]\ncreated = "later"\n',
      ["'t'", "created", "'later'"]),

@@ -43,14 +43,17 @@ from model.zk.actions import ACTIONS, Action, ActionKind, Actor
 from model.zk.state.values import (
     LEADER_DURING_DELETE,
     NO_LEADER,
+    BrokerState,
     ClusterState,
     ControllerEvent,
     EventKind,
     LeaderAndIsr,
+    LeaderRecoveryState,
     Request,
     RequestKind,
     TopicPartition,
     partition_name,
+    recovery_text,
     replica_name,
 )
 
@@ -233,7 +236,8 @@ def describe_request(r: Request, epochs: bool = True) -> str:
     epoch = f", brokerEpoch={r.broker_epoch}" if r.broker_epoch >= 0 and epochs else ""
     if r.kind is RequestKind.LeaderAndIsr:
         parts = "; ".join(f"{partition_name(p.partition)} leader={p.leader} leaderEpoch={p.leader_epoch} "
-                          f"isr={_ids(p.isr)}{' isNew' if p.is_new else ''}" for p in r.leader_states)
+                          f"isr={_ids(p.isr)}{' isNew' if p.is_new else ''}{recovery_text(p.leader_recovery_state)}"
+                          for p in r.leader_states)
         return f"LeaderAndIsr(controllerEpoch={r.controller_epoch}{epoch}) [{parts}]"
     if r.kind is RequestKind.UpdateMetadata:
         parts = "; ".join(f"{partition_name(m.partition)} leader={m.leader} leaderEpoch={m.leader_epoch}"
@@ -532,18 +536,34 @@ def _broker_applies(v: _StepView) -> None:
     else:
         v.title = f"{who} applies {described}"
         v.message(_broker(broker), _broker(broker), f"applies {described}", "note", **item)
-        v.log += _requests_state_change_log(broker, request)
+        v.log += _requests_state_change_log(broker, request, v.s.broker(broker))
         v.notes += _partitions_not_accepted(v, request)
 
 
-def _requests_state_change_log(broker: int, request: Request) -> list[dict[str, str]]:
-    """What the broker's state-change.log says when it applies a LeaderAndIsr or a StopReplica request."""
+def _recovery_field(state: LeaderRecoveryState) -> str:
+    return "" if state is LeaderRecoveryState.RECOVERED else f", leaderRecoveryState={state.name}"
+
+
+def _requests_state_change_log(broker: int, request: Request, after: BrokerState | None = None
+                               ) -> list[dict[str, str]]:
+    """What the broker's state-change.log says when it applies a LeaderAndIsr or a StopReplica request (with
+    ``after``, the broker once it applied it: which partitions it took as leader)."""
     if request.kind is RequestKind.LeaderAndIsr:
-        return [{"logger": "state-change.log", "line": (
-            f"[Broker id={broker}] Received LeaderAndIsr request (leader={p.leader}, "
-            f"leaderEpoch={p.leader_epoch}, isr={_csv(p.isr)}, replicas={_csv(p.replicas)}, "
-            f"isNew={str(p.is_new).lower()}) from controller epoch {request.controller_epoch} for "
-            f"partition {partition_name(p.partition)}")} for p in request.leader_states]
+        lines = []
+        for p in request.leader_states:
+            lines.append({"logger": "state-change.log", "line": (
+                f"[Broker id={broker}] Received LeaderAndIsr request (leader={p.leader}, "
+                f"leaderEpoch={p.leader_epoch}, isr={_csv(p.isr)}, replicas={_csv(p.replicas)}, "
+                f"isNew={str(p.is_new).lower()}{_recovery_field(p.leader_recovery_state)}) from controller epoch "
+                f"{request.controller_epoch} for partition {partition_name(p.partition)}")})
+            hosted = None if after is None else after.hosted(p.partition)
+            if (p.leader_recovery_state is LeaderRecoveryState.RECOVERING and hosted is not None
+                    and hosted.leader == broker and hosted.leader_epoch == p.leader_epoch):
+                # Partition.makeLeader (3.2.0 - 3.9, KIP-704)
+                lines.append({"logger": "state-change.log", "line": (
+                    f"[Broker id={broker}] The topic partition {partition_name(p.partition)} was marked as "
+                    "RECOVERING. Marking the topic partition as RECOVERED.")})
+        return lines
     return [{"logger": "state-change.log", "line": (
         f"[Broker id={broker}] Handling stop replica (delete={str(ps.delete_partition).lower()}) "
         f"for partition {partition_name(ps.partition)}")} for ps in request.stop_replica_states()]
@@ -810,7 +830,7 @@ def _zookeeper_writes(s: ClusterState, prev: ClusterState, lane: str = CONTROLLE
             writes.append(_msg(lane, ZOOKEEPER, f"delete {path}", "write"))
         else:
             label = (f"write {path}: leader={lai.leader} leaderEpoch={lai.leader_epoch} isr={_ids(lai.isr)} "
-                     f"zkVersion={lai.zk_version}")
+                     f"zkVersion={lai.zk_version}{recovery_text(lai.leader_recovery_state)}")
             writes.append(_msg(lane, ZOOKEEPER, label, "write"))
     for topic in sorted(set(dict(z0.topics)) - set(dict(z1.topics))):
         writes.append(_msg(lane, ZOOKEEPER, f"delete /brokers/topics/{topic}", "write"))

@@ -60,13 +60,6 @@ class Gate:
         return (scenario.inter_broker_protocol if self.protocol else scenario.version) >= self.since
 
 
-
-
-def _unclean_possible(s: Scenario) -> bool:
-    return (s.unclean_leader_election_enable or s.bounds.unclean_config_changes > 0
-            or any(t.unclean_leader_election_enable_by_admin for t in s.topics))
-
-
 GATES: dict[str, Gate] = {g.name: g for g in (
     # 1.1 - 2.3
     Gate("UNCLEAN_LEADER_ELECTION_ENABLE_EVENT", (2, 0),
@@ -137,11 +130,15 @@ GATES: dict[str, Gate] = {g.name: g for g in (
          "KAFKA-12426, Partition.topicId reads the log LogManager holds when none is attached to the partition "
          "(a log loaded at startup), and LogManager.getOrCreateLog gives a log created or found without an ID "
          "the request's ID (3.0.0)"),
-    # 2.4 - 3.9, not modelled: a scenario reaching one is refused at that version
     Gate("KIP_704", (3, 2),
-         "KIP-704 (KAFKA-13587), leader_recovery_state written by an unclean election (3.2.0, "
-         "inter.broker.protocol.version 3.2)",
-         protocol=True, reaches=_unclean_possible, needs="unclean leader election"),
+         "KIP-704 (KAFKA-13587, commit 52621613fd3), leader recovery: Election.leaderForOffline writes "
+         "leader_recovery_state RECOVERING with a leader from outside the ISR (PartitionStateMachine's "
+         "isLeaderRecoverySupported), LeaderAndIsr.newLeaderAndIsr keeps it, Partition.makeLeader marks the partition "
+         "RECOVERED and its next AlterPartition says so; KafkaController.processAlterPartition answers INVALID_REQUEST "
+         "to RECOVERING with an ISR of more than the leader and to RECOVERED -> RECOVERING (3.2.0, "
+         "inter.broker.protocol.version 3.2-IV0)",
+         protocol=True),
+    # 2.4 - 3.9, not modelled: a scenario reaching one is refused at that version (none today)
 )}
 
 

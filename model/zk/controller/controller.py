@@ -30,7 +30,7 @@ from model.zk.controller import (
 from model.zk.environment import partition_leader
 from model.zk.state.states import PartitionState, ReplicaState
 from model.zk.state.step import Step
-from model.zk.state.values import ControllerEvent, EventKind, LeaderAndIsr, Replica, TopicPartition
+from model.zk.state.values import ControllerEvent, EventKind, LeaderAndIsr, LeaderRecoveryState, Replica, TopicPartition
 
 
 def process_next_event(step: Step) -> ControllerEvent:
@@ -365,6 +365,15 @@ def process_leader_and_isr_response_received(step: Step, event: ControllerEvent)
         on_replicas_become_offline(step, [(t, p, event.broker) for t, p in sorted(new)])
 
 
+def _invalid_leader_recovery(current: LeaderAndIsr, proposed: LeaderAndIsr) -> bool:
+    """KIP-704's checks of an AlterPartition (``KafkaController.processAlterPartition`` 3.2.0,
+    ``tryProcessAlterPartition`` 3.3.0 – 3.9): a leader still RECOVERING cannot add a replica to the ISR, and a
+    RECOVERED partition cannot become RECOVERING again."""
+    recovering = proposed.leader_recovery_state is LeaderRecoveryState.RECOVERING
+    return (recovering and len(proposed.isr) > 1) or (
+        recovering and current.leader_recovery_state is LeaderRecoveryState.RECOVERED)
+
+
 def process_alter_isr(step: Step, event: ControllerEvent) -> None:
     """``KafkaController.processAlterIsr`` (2.7.0 – 3.2; ``tryProcessAlterPartition`` from 3.3, KIP-497 with
     ``inter.broker.protocol.version`` ≥ 2.7-IV2): a leader's AlterIsr.
@@ -400,6 +409,18 @@ def process_alter_isr(step: Step, event: ControllerEvent) -> None:
     per-partition checks never reaches the leader, which sends the same request again
     (:func:`partition_leader.alter_isr_answer_lost`); what the controller wrote and sent stays.
 
+    KIP-704 (3.2.0, commit 52621613fd3, gate ``KIP_704``: ``inter.broker.protocol.version`` 3.2-IV0 and later): the
+    request carries the leader's recovery state, which the controller writes with the ISR (a RECOVERED request
+    ends the RECOVERING an unclean election wrote), and compares in the check for the desired state
+    (``equalsIgnoreZk``, ``equalsAllowStalePartitionEpoch`` from 3.3); it answers INVALID_REQUEST to a RECOVERING
+    request whose ISR names more than the leader and to a RECOVERING request for a RECOVERED partition
+    (:func:`_invalid_leader_recovery`): in 3.2's ``processAlterPartition`` before every other per-partition check, in
+    3.3's ``tryProcessAlterPartition`` after INVALID_UPDATE_VERSION and before KAFKA-14140's. The leader gives up
+    on INVALID_REQUEST (``Partition.handleAlterPartitionError``). No modelled leader sends RECOVERING
+    (``Partition.makeLeader`` marks the partition RECOVERED, :mod:`model.zk.environment.partition_leader`), so these
+    answers are Kafka's guard, never given in the model's runs. Below 3.2-IV0 a request and every znode are
+    RECOVERED, and the checks change nothing.
+
     Deviations: a request carries one partition (AlterIsrManager's batching is not modelled); the answer reaches
     the leader within the controller's step. A partition-state znode gone while the controller still caches it is
     answered INVALID_UPDATE_VERSION (Kafka: the NONODE error, UNKNOWN_SERVER_ERROR, and a re-send).
@@ -411,6 +432,7 @@ def process_alter_isr(step: Step, event: ControllerEvent) -> None:
         partition_leader.handle_alter_isr_error(step, event, "STALE_BROKER_EPOCH")
         return
     v3_3 = step.scenario.since("TRY_PROCESS_ALTER_PARTITION")
+    leader_recovery = step.scenario.since("KIP_704")
     eligible_only = not step.scenario.bug("KAFKA_14140")
     fenced_first = step.scenario.bug("KAFKA_14144")
     results: dict[TopicPartition, LeaderAndIsr | str] = {}
@@ -418,17 +440,21 @@ def process_alter_isr(step: Step, event: ControllerEvent) -> None:
         current = step.leadership.get(tp)
         if current is None:
             results[tp] = "UNKNOWN_TOPIC_OR_PARTITION"
+        elif leader_recovery and not v3_3 and _invalid_leader_recovery(current, proposed):
+            results[tp] = "INVALID_REQUEST"  # 3.2.0's processAlterPartition checks it first
         elif v3_3 and (proposed.zk_version > current.zk_version or proposed.leader_epoch > current.leader_epoch):
             results[tp] = "NOT_CONTROLLER"
         elif proposed.leader_epoch < current.leader_epoch:
             results[tp] = "FENCED_LEADER_EPOCH"
         elif fenced_first and proposed.zk_version < current.zk_version:
             results[tp] = "INVALID_UPDATE_VERSION"  # #12032's order (KAFKA_14144)
-        elif (proposed.leader, proposed.leader_epoch, proposed.isr) == (current.leader, current.leader_epoch,
-                                                                          current.isr):
+        elif ((proposed.leader, proposed.leader_epoch, proposed.isr, proposed.leader_recovery_state)
+              == (current.leader, current.leader_epoch, current.isr, current.leader_recovery_state)):
             results[tp] = current  # equalsIgnoreZk: already in the desired state
         elif v3_3 and proposed.zk_version != current.zk_version:
             results[tp] = "INVALID_UPDATE_VERSION"
+        elif leader_recovery and v3_3 and _invalid_leader_recovery(current, proposed):
+            results[tp] = "INVALID_REQUEST"
         elif eligible_only and set(proposed.isr) - (set(step.live_brokers) - step.shutting_down_brokers):
             results[tp] = ("INELIGIBLE_REPLICA" if step.scenario.inter_broker_protocol >= (3, 3)
                            else "OPERATION_NOT_ATTEMPTED")

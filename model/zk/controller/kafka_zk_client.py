@@ -17,13 +17,14 @@ from __future__ import annotations
 
 from model.zk.environment.partition_leader import maybe_race
 from model.zk.state.step import Step
-from model.zk.state.values import LeaderAndIsr, TopicPartition
+from model.zk.state.values import LeaderAndIsr, LeaderRecoveryState, TopicPartition
 
 
 def update_leader_and_isr(step: Step, tp: TopicPartition, read: LeaderAndIsr, leader: int,
-                          isr: tuple[int, ...]) -> LeaderAndIsr | None:
-    """``LeaderAndIsr.newLeaderAndIsr`` (leader epoch + 1) written conditionally on ``read``'s version;
-    None on BADVERSION (the caller retries)."""
+                          isr: tuple[int, ...], recovering: bool = False) -> LeaderAndIsr | None:
+    """``LeaderAndIsr.newLeaderAndIsr`` (leader epoch + 1, the leader recovery state kept: 3.2.0 – 3.9) or, with
+    ``recovering``, ``newRecoveringLeaderAndIsr`` (RECOVERING: KIP-704's unclean election, 3.2.0), written
+    conditionally on ``read``'s version; None on BADVERSION (the caller retries)."""
     maybe_race(step, tp)
     step.controller_writes_zk(f"the write of the partition state of {tp[0]}-{tp[1]}")
     current = step.zk_partitions.get(tp)
@@ -34,7 +35,9 @@ def update_leader_and_isr(step: Step, tp: TopicPartition, read: LeaderAndIsr, le
                              f"{read.zk_version}); retrying")
         return None
     written = LeaderAndIsr(leader=leader, leader_epoch=read.leader_epoch + 1, isr=isr, zk_version=read.zk_version + 1,
-                           controller_epoch=step.epoch)
+                           controller_epoch=step.epoch,
+                           leader_recovery_state=LeaderRecoveryState.RECOVERING if recovering
+                           else read.leader_recovery_state)
     step.zk_partitions[tp] = written
     step.partition_state_written(tp)
     return written
@@ -42,15 +45,16 @@ def update_leader_and_isr(step: Step, tp: TopicPartition, read: LeaderAndIsr, le
 
 def update_isr(step: Step, tp: TopicPartition, proposed: LeaderAndIsr) -> LeaderAndIsr | None:
     """The write of ``processAlterIsr`` (2.7.0): the leader's LeaderAndIsr as it sent it (leader and leader epoch
-    unchanged, its new ISR) with the controller's epoch, conditional on the version it sent
-    (``currentIsrVersion``); None on BADVERSION (answered INVALID_UPDATE_VERSION, no retry)."""
+    unchanged, its new ISR, from 3.2.0 its leader recovery state) with the controller's epoch, conditional on the
+    version it sent (``currentIsrVersion``); None on BADVERSION (answered INVALID_UPDATE_VERSION, no retry)."""
     maybe_race(step, tp)
     step.controller_writes_zk(f"the write of the partition state of {tp[0]}-{tp[1]}")
     current = step.zk_partitions.get(tp)
     if current is None or current.zk_version != proposed.zk_version:
         return None
     written = LeaderAndIsr(leader=proposed.leader, leader_epoch=proposed.leader_epoch, isr=proposed.isr,
-                           zk_version=current.zk_version + 1, controller_epoch=step.epoch)
+                           zk_version=current.zk_version + 1, controller_epoch=step.epoch,
+                           leader_recovery_state=proposed.leader_recovery_state)
     step.zk_partitions[tp] = written
     step.partition_state_written(tp)
     return written

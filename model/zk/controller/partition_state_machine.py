@@ -129,12 +129,15 @@ def _do_elect_leader_for_partitions(step: Step, partitions: list[TopicPartition]
 
     Offline (``leaderForOffline``): the first live ISR member in AR order, else (unclean election
     enabled, read from ZooKeeper's dynamic config) the first live replica, with the live part of the ISR
-    (or just the new leader); the live assigned replicas get LeaderAndIsr. Reassign (``leaderForReassign``):
-    the first replica of the reassignment target (RAR) that is live and in the ISR, ISR unchanged; every
-    RAR replica is a recipient (the batch drops the dead ones). Preferred (``leaderForPreferredReplica``):
-    the first assigned replica if live and in the ISR, ISR unchanged; every assigned replica is a
-    recipient. Controlled shutdown (``leaderForControlledShutdown``): the first assigned replica live, in
-    the ISR and not shutting down, ISR without the shutting-down brokers; the live-or-shutting-down
+    (or just the new leader); the live assigned replicas get LeaderAndIsr. A leader from outside the ISR marks
+    the partition RECOVERING from 3.2 with ``inter.broker.protocol.version`` 3.2-IV0 and later (KIP-704, gate
+    ``KIP_704``: ``Election.leaderForOffline``'s ``newRecoveringLeaderAndIsr`` when ``isLeaderRecoverySupported``,
+    3.2.0 – 3.9); every other election keeps the partition's leader recovery state (``newLeaderAndIsr``).
+    Reassign (``leaderForReassign``): the first replica of the reassignment target (RAR) that is live and in
+    the ISR, ISR unchanged; every RAR replica is a recipient (the batch drops the dead ones). Preferred
+    (``leaderForPreferredReplica``): the first assigned replica if live and in the ISR, ISR unchanged; every
+    assigned replica is a recipient. Controlled shutdown (``leaderForControlledShutdown``): the first assigned
+    replica live, in the ISR and not shutting down, ISR without the shutting-down brokers; the live-or-shutting-down
     replicas are the recipients from 2.1 (KAFKA-7482), the live ones only before (KAFKA_7482).
 
     One branch per strategy: it mirrors Kafka's ``partitionLeaderElectionStrategy match`` in
@@ -155,6 +158,7 @@ def _do_elect_leader_for_partitions(step: Step, partitions: list[TopicPartition]
         assigned = step.assignment[tp]
         leader: int | None
         new_isr = read.isr
+        recovering = False
         if strategy == REASSIGN:
             target = step.partitions_being_reassigned[tp]
             recipients = list(target)
@@ -181,14 +185,16 @@ def _do_elect_leader_for_partitions(step: Step, partitions: list[TopicPartition]
                 new_isr = tuple(b for b in read.isr if step.is_replica_online(b, tp))
             elif leader is not None:
                 new_isr = (leader,)
+                recovering = step.scenario.since("KIP_704")
                 step.messages.append(f"Unclean leader election: {leader} becomes leader of {tp[0]}-{tp[1]} "
-                                     "from outside the ISR (data loss possible)")
+                                     "from outside the ISR (data loss possible)"
+                                     + ("; the partition is marked RECOVERING" if recovering else ""))
         if leader is None:
             step.messages.append(f"StateChangeFailedException: Failed to elect leader for partition "
                                  f"{tp[0]}-{tp[1]} under strategy {strategy}")
             step.failed_elections.append((tp, strategy))
             continue
-        written = update_leader_and_isr(step, tp, read, leader, new_isr)
+        written = update_leader_and_isr(step, tp, read, leader, new_isr, recovering)
         if written is None:
             retry.append(tp)
             continue

@@ -33,6 +33,15 @@ either path; before 3.3 any caught-up follower joins: the switch ``KAFKA_14140``
 controlled shutdown stays in the metadata cache's live brokers, so only the controller's check of the same commit
 keeps it out: :func:`model.zk.controller.controller.process_alter_isr`).
 
+Leader recovery (KIP-704, KAFKA-13587, 3.2.0 – 3.9, with ``inter.broker.protocol.version`` 3.2-IV0 and later): a
+partition whose leader an unclean election chose is RECOVERING in its znode; ``Partition.makeLeader`` logs "The topic
+partition ... was marked as RECOVERING" and marks it RECOVERED at once (3.2.0: "Leader log recovery is not
+implemented"), so the leader's next AlterIsr carries RECOVERED and the controller's write of it ends the recovery
+(:func:`model.zk.controller.controller.process_alter_isr`). Deviation: the broker's ``Partition`` keeps the leader
+recovery state of its last LeaderAndIsr or AlterIsr answer (``partitionState.leaderRecoveryState``); the model keeps
+none, as a leader's is RECOVERED from ``makeLeader`` on, only a leader sends AlterIsr, and nothing reads a
+follower's.
+
 In the model an ISR change is an environment step, bounded by ``[bounds] isr_changes``: one
 follower leaves or joins per step. A shrink may drop any follower in the leader's ISR (it lags or
 is gone); an expansion needs the follower alive, assigned in the leader's view, and following this
@@ -63,6 +72,7 @@ from model.zk.state.values import (
     EventKind,
     HostedPartition,
     LeaderAndIsr,
+    LeaderRecoveryState,
     RequestKind,
     TopicPartition,
 )
@@ -241,8 +251,9 @@ def _leader_applies_leader_and_isr(step: Step, leader: int, tp: TopicPartition) 
 # ---- AlterIsr (KIP-497, 2.7) -------------------------------------------------------------------
 
 #: The errors after which the leader gives up and keeps its pending ISR until a LeaderAndIsr
-#: (``Partition.handleAlterIsrResponse``, 2.7.0); it re-sends after any other.
-GIVE_UP_ERRORS = ("UNKNOWN_TOPIC_OR_PARTITION", "FENCED_LEADER_EPOCH", "INVALID_UPDATE_VERSION")
+#: (``Partition.handleAlterIsrResponse``, 2.7.0; INVALID_REQUEST from 3.2.0, KIP-704's answer,
+#: ``handleAlterPartitionError``); it re-sends after any other.
+GIVE_UP_ERRORS = ("UNKNOWN_TOPIC_OR_PARTITION", "FENCED_LEADER_EPOCH", "INVALID_UPDATE_VERSION", "INVALID_REQUEST")
 #: The errors after which the leader returns to its last committed ISR and does not re-send
 #: (``Partition.handleAlterPartitionError``, 3.3.0: the controller tells it the request was not applied).
 RESET_ERRORS = ("INELIGIBLE_REPLICA", "OPERATION_NOT_ATTEMPTED")
@@ -266,8 +277,11 @@ def send_alter_isr(step: Step, change: IsrChange) -> None:
 
 def _send(step: Step, broker: int, broker_epoch: int, tp: TopicPartition, leader_epoch: int, isr: tuple[int, ...],
           zk_version: int) -> None:
+    # KIP-704 (3.2.0 - 3.9): the leader's partitionState.leaderRecoveryState, which Partition.makeLeader set to
+    # RECOVERED whatever the LeaderAndIsr said; below 3.2-IV0 the request has no such field (Kafka's default,
+    # RECOVERED)
     request = LeaderAndIsr(leader=broker, leader_epoch=leader_epoch, isr=isr, zk_version=zk_version,
-                           controller_epoch=-1)
+                           controller_epoch=-1, leader_recovery_state=LeaderRecoveryState.RECOVERED)
     # the active controller's queue, also when a former controller's step answers NOT_CONTROLLER
     step.watch_events.append(ControllerEvent(EventKind.AlterIsrReceived, broker=broker, request_epoch=broker_epoch,
                                              isrs_to_alter=((tp, request),)))

@@ -367,7 +367,8 @@ class Step:
             new = is_new or (previous is not None and previous.is_new)
             per_broker[tp] = PartitionLeaderState(partition=tp, leader=lai.leader, leader_epoch=lai.leader_epoch,
                                                   isr=lai.isr, replicas=replicas, is_new=new,
-                                                  zk_version=lai.zk_version, controller_epoch=lai.controller_epoch)
+                                                  zk_version=lai.zk_version, controller_epoch=lai.controller_epoch,
+                                                  leader_recovery_state=lai.leader_recovery_state)
         self.add_update_metadata_request(self.live_or_shutting_down(), [tp])
 
     def add_stop_replica_request(self, broker: int, tp: TopicPartition, delete: bool, callback: bool = False) -> None:

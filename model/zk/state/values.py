@@ -51,19 +51,38 @@ NO_EPOCH = -1  # LeaderAndIsr.NoEpoch: a StopReplica partition without leadershi
 EPOCH_DURING_DELETE = -2  # LeaderAndIsr.EpochDuringDelete: a StopReplica partition of a topic queued for deletion
 
 
+class LeaderRecoveryState(enum.IntEnum):
+    """``org.apache.kafka.metadata.LeaderRecoveryState`` (KIP-704, Kafka 3.2.0), with Kafka's values: RECOVERING
+    marks a partition whose leader was elected from outside the ISR (an unclean election) until the leader says it
+    recovered, through AlterPartition."""
+
+    RECOVERED = 0
+    RECOVERING = 1
+
+
 @attrs.frozen
 class LeaderAndIsr:
-    """A partition-state znode's content: Kafka's ``LeaderIsrAndControllerEpoch``."""
+    """A partition-state znode's content: Kafka's ``LeaderIsrAndControllerEpoch``. ``leader_recovery_state``
+    (KIP-704, 3.2.0) is RECOVERED but after an unclean election with ``inter.broker.protocol.version`` 3.2 and
+    later (``zk/ZkData.scala`` ``TopicPartitionStateZNode.encode`` writes ``leader_recovery_state`` only when it
+    is not RECOVERED); in an AlterIsr request, the state the leader sends."""
 
     leader: BrokerId
     leader_epoch: int
     isr: tuple[BrokerId, ...]
     zk_version: int
     controller_epoch: int
+    leader_recovery_state: LeaderRecoveryState = LeaderRecoveryState.RECOVERED
 
     def describe(self) -> str:
         return (f"leader={self.leader} leaderEpoch={self.leader_epoch} isr={list(self.isr)} "
-                f"zkVersion={self.zk_version}")
+                f"zkVersion={self.zk_version}{recovery_text(self.leader_recovery_state)}")
+
+
+def recovery_text(state: LeaderRecoveryState) -> str:
+    """`` leaderRecoveryState=RECOVERING`` for a partition marked RECOVERING, nothing otherwise (as the znode
+    names the field only then)."""
+    return "" if state is LeaderRecoveryState.RECOVERED else f" leaderRecoveryState={state.name}"
 
 
 class EventKind(enum.IntEnum):
@@ -169,6 +188,8 @@ class PartitionLeaderState:
     is_new: bool
     zk_version: int  # the partition-state znode version the controller wrote or read
     controller_epoch: int  # of the controller that made the leadership decision
+    # KIP-704 (3.2.0): the znode's leaderRecoveryState (ControllerChannelManager.addLeaderAndIsrRequestForBrokers)
+    leader_recovery_state: LeaderRecoveryState = LeaderRecoveryState.RECOVERED
 
 
 @attrs.frozen
@@ -221,7 +242,8 @@ class Request:
         if self.kind is RequestKind.LeaderAndIsr:
             parts = ", ".join(
                 f"{s.partition[0]}-{s.partition[1]}: leader={s.leader} epoch={s.leader_epoch} "
-                f"isr={list(s.isr)}{' isNew' if s.is_new else ''}" for s in self.leader_states)
+                f"isr={list(s.isr)}{' isNew' if s.is_new else ''}{recovery_text(s.leader_recovery_state)}"
+                for s in self.leader_states)
             return f"LeaderAndIsr[{parts}]"
         if self.kind is RequestKind.UpdateMetadata:
             parts = ", ".join(f"{partition_name(m.partition)}: leader={m.leader} epoch={m.leader_epoch}"
