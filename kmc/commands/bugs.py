@@ -89,7 +89,8 @@ def _describe(result: ExplorationResult) -> str:
                     "explore each one's scenario with the switch on and off.")
 @click.option("--verify", is_flag=True, help="Run each bug's scenario (local BFS) with its switch on and off.")
 @click.option("--only", "only", multiple=True, metavar="NAME",
-              help="With --verify: only this switch (repeatable), e.g. --only KAFKA_6650.")
+              help="With --verify: only this switch (repeatable), e.g. --only KAFKA_6650; with --versions: only this "
+                   "row, a switch or a finding (--only \"finding 5\").")
 @click.option("--versions", "versions", is_flag=True,
               help="Print the version matrix: for each finding and each switch, the Kafka versions where its "
                    "scenario violates its property with that version's defaults (runs the searches).")
