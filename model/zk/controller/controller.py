@@ -365,6 +365,35 @@ def process_leader_and_isr_response_received(step: Step, event: ControllerEvent)
         on_replicas_become_offline(step, [(t, p, event.broker) for t, p in sorted(new)])
 
 
+def _alter_partition_refused(step: Step, tp: TopicPartition, proposed: LeaderAndIsr) -> LeaderAndIsr | str | None:
+    """The per-partition checks of :func:`process_alter_isr`, in the order of the scenario's version: the answer
+    without a write (an error, or the current state when it is already the desired one), or None to write."""
+    v3_3 = step.scenario.since("TRY_PROCESS_ALTER_PARTITION")
+    leader_recovery = step.scenario.since("KIP_704")
+    current = step.leadership.get(tp)
+    if current is None:
+        return "UNKNOWN_TOPIC_OR_PARTITION"
+    if leader_recovery and not v3_3 and _invalid_leader_recovery(current, proposed):
+        return "INVALID_REQUEST"  # 3.2.0's processAlterPartition checks it first
+    if v3_3 and (proposed.zk_version > current.zk_version or proposed.leader_epoch > current.leader_epoch):
+        return "NOT_CONTROLLER"
+    if proposed.leader_epoch < current.leader_epoch:
+        return "FENCED_LEADER_EPOCH"
+    if step.scenario.bug("KAFKA_14144") and proposed.zk_version < current.zk_version:
+        return "INVALID_UPDATE_VERSION"  # #12032's order (KAFKA_14144)
+    if ((proposed.leader, proposed.leader_epoch, proposed.isr, proposed.leader_recovery_state)
+            == (current.leader, current.leader_epoch, current.isr, current.leader_recovery_state)):
+        return current  # equalsIgnoreZk: already in the desired state
+    if v3_3 and proposed.zk_version != current.zk_version:
+        return "INVALID_UPDATE_VERSION"
+    if leader_recovery and v3_3 and _invalid_leader_recovery(current, proposed):
+        return "INVALID_REQUEST"
+    if (not step.scenario.bug("KAFKA_14140")
+            and set(proposed.isr) - (set(step.live_brokers) - step.shutting_down_brokers)):
+        return "INELIGIBLE_REPLICA" if step.scenario.inter_broker_protocol >= (3, 3) else "OPERATION_NOT_ATTEMPTED"
+    return None
+
+
 def _invalid_leader_recovery(current: LeaderAndIsr, proposed: LeaderAndIsr) -> bool:
     """KIP-704's checks of an AlterPartition (``KafkaController.processAlterPartition`` 3.2.0,
     ``tryProcessAlterPartition`` 3.3.0 – 3.9): a leader still RECOVERING cannot add a replica to the ISR, and a
@@ -431,33 +460,11 @@ def process_alter_isr(step: Step, event: ControllerEvent) -> None:
     if step.live_brokers.get(event.broker) != event.request_epoch:
         partition_leader.handle_alter_isr_error(step, event, "STALE_BROKER_EPOCH")
         return
-    v3_3 = step.scenario.since("TRY_PROCESS_ALTER_PARTITION")
-    leader_recovery = step.scenario.since("KIP_704")
-    eligible_only = not step.scenario.bug("KAFKA_14140")
-    fenced_first = step.scenario.bug("KAFKA_14144")
     results: dict[TopicPartition, LeaderAndIsr | str] = {}
     for tp, proposed in event.isrs_to_alter:
-        current = step.leadership.get(tp)
-        if current is None:
-            results[tp] = "UNKNOWN_TOPIC_OR_PARTITION"
-        elif leader_recovery and not v3_3 and _invalid_leader_recovery(current, proposed):
-            results[tp] = "INVALID_REQUEST"  # 3.2.0's processAlterPartition checks it first
-        elif v3_3 and (proposed.zk_version > current.zk_version or proposed.leader_epoch > current.leader_epoch):
-            results[tp] = "NOT_CONTROLLER"
-        elif proposed.leader_epoch < current.leader_epoch:
-            results[tp] = "FENCED_LEADER_EPOCH"
-        elif fenced_first and proposed.zk_version < current.zk_version:
-            results[tp] = "INVALID_UPDATE_VERSION"  # #12032's order (KAFKA_14144)
-        elif ((proposed.leader, proposed.leader_epoch, proposed.isr, proposed.leader_recovery_state)
-              == (current.leader, current.leader_epoch, current.isr, current.leader_recovery_state)):
-            results[tp] = current  # equalsIgnoreZk: already in the desired state
-        elif v3_3 and proposed.zk_version != current.zk_version:
-            results[tp] = "INVALID_UPDATE_VERSION"
-        elif leader_recovery and v3_3 and _invalid_leader_recovery(current, proposed):
-            results[tp] = "INVALID_REQUEST"
-        elif eligible_only and set(proposed.isr) - (set(step.live_brokers) - step.shutting_down_brokers):
-            results[tp] = ("INELIGIBLE_REPLICA" if step.scenario.inter_broker_protocol >= (3, 3)
-                           else "OPERATION_NOT_ATTEMPTED")
+        refused = _alter_partition_refused(step, tp, proposed)
+        if refused is not None:
+            results[tp] = refused
         else:
             old = step.zk_partitions.get(tp)
             written = kafka_zk_client.update_isr(step, tp, proposed)
