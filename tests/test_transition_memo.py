@@ -9,6 +9,7 @@ import attrs
 import pytest
 
 from kmc import compose
+from model.zk import transition_memo
 from model.zk.actions import Action, ActionKind
 from model.zk.environment import environment
 from model.zk.kafka_model import KafkaControllerModel, initial_state
@@ -92,3 +93,20 @@ def test_broker_step_reading_another_table_on_another_path_is_not_memoised() -> 
         plain = Step(scenario, state)
         take(plain, action)
         assert memo.successor(state, action) == plain.freeze()
+
+
+@pytest.mark.parametrize("name", ["controller-move", "controller-failover"])
+def test_controller_steps_key_on_the_events_behind_the_head_only_when_they_read_them(name: str) -> None:
+    """A controller situation keys on the head of the event queue; a situation whose first step read the events
+    behind it (a resignation clearing the queue, a watch firing once) keys on the whole queue, and both give the plain
+    step's successors."""
+    scenario = compose.resolve_scenario(name)
+    memoised = KafkaControllerModel(scenario)
+    plain = KafkaControllerModel(scenario, memo_entries=0)
+    for state, action in _transitions(memoised, 3000):
+        if action.kind is ActionKind.ControllerProcessEvent:
+            assert memoised.next_state(state, action) == plain.next_state(state, action)
+    effects = memoised._controller_steps._effects.values()
+    assert any(effect is transition_memo._EVENTS for effect in effects)
+    assert any(isinstance(effect, transition_memo._ControllerEffect) and effect.queued is not None
+               for effect in effects)

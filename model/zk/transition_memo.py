@@ -20,7 +20,14 @@ later state in the same situation. It changes the speed, never a successor or it
   in full and not memoised. The effect: the broker's part, how many requests it took, the events it queued, the
   budget, the history, the log.
 * :class:`ControllerStepMemo`, ``ControllerProcessEvent`` (raced or not). The situation: the action, the
-  ZooKeeper, controller and zombie parts, the budget and the history (by identity), the standby reassignments.
+  ZooKeeper part, the controller's tables but its event queue, the zombie part, the budget and the history (by
+  identity), the controller's epoch, the event at the head of its queue and the standby reassignments. The events
+  behind the head are keyed on only when the situation's first step read them (``ControllerEventManager``'s thread
+  takes the head and handlers append to the queue, which reads nothing of it; a resignation clearing the queue or a
+  watch that fires once, ``enqueue_once``, reads it): otherwise the effect stores the events the step queued and
+  appends them to the queue behind the head of the state it is applied to, so that an event processed before or
+  after a broker queued another is one situation. A later step in a situation not keyed on the queue that reads
+  it is taken in full and not memoised.
   The first step taken in a situation is watched: the channels it read by their broker are its :class:`_Touched`,
   and the situation also keys on their brokers' parts and requests. Sending requests to a broker (appending to
   its channel) and dropping the channel of a failed broker that the step had not used before
@@ -46,6 +53,7 @@ written by copying their bytes. The memos are per process and bounded (emptied w
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -73,6 +81,7 @@ _OWN_FIELDS = frozenset(("brokers", "channels", "stray_logs"))
 _NOT_MEMOISED = object()  # the step's effect reached beyond what its situation keys on: take it every time
 _WHOLE = object()  # the situation's controller steps read the brokers or the channels: key on all of them
 _REJECTED = object()  # a broker sent to rejected an UpdateMetadata at its head: take the step in full
+_EVENTS = object()  # the situation's controller steps read the event queue behind its head: key on the whole queue
 
 
 class _Watch:
@@ -111,6 +120,25 @@ def _watch_list(items: Any, watch: _Watch) -> Any:
     watched = _WatchedList(items)
     watched.watch = watch
     return watched
+
+
+class _QueueBehindHead(_WatchedList):  # type: ignore[valid-type,misc]
+    """A controller step's event queue: taking its head (``pop(0)``, once, first) and appending read nothing of the
+    events behind the head; any other use reads them."""
+
+    head_taken = False
+
+    def pop(self, *args: Any) -> Any:
+        if not self.head_taken and args == (0,):
+            self.head_taken = True
+            return list.pop(self, 0)
+        return super().pop(*args)
+
+
+#: The fields of the controller's context but its event queue: a controller step's situation keys on them and on
+#: the head of the queue; on the events behind the head only when the situation's first step read them.
+_CONTEXT = tuple(a.name for a in attrs.fields(ControllerState) if a.name not in ("epoch", "events"))
+_context_of = operator.attrgetter(*_CONTEXT)
 
 
 class _Source:
@@ -333,8 +361,10 @@ class _ControllerEffect:
     ``dropped`` maps the brokers whose channel it dropped (``removeBroker``, read for nothing else) to the
     controller epoch whose requests it dropped, and ``appended`` the brokers it sent to (but those read) to the
     requests it appended to their queue (after the drop); the UpdateMetadata requests at the heads of those
-    queues are applied when the effect is (:meth:`ControllerStepMemo._settle`). ``successor`` False: the action has
-    none. ``held`` keeps the parts keyed on by identity alive while the effect is stored."""
+    queues are applied when the effect is (:meth:`ControllerStepMemo._settle`). ``queued``, in a situation not keyed
+    on the events behind the head of the controller's queue: the events the step queued, appended to those behind
+    the head of the state the effect is applied to (``controller``'s own queue is its first state's). ``successor``
+    False: the action has none. ``held`` keeps the parts keyed on by identity alive while the effect is stored."""
 
     successor: bool
     zk: Any = None
@@ -350,14 +380,17 @@ class _ControllerEffect:
     queues: Any = None
     dropped: Any = None
     appended: Any = None
+    queued: tuple[ControllerEvent, ...] | None = None
     held: tuple[Any, ...] = attrs.field(default=(), eq=False, repr=False)
 
 
 class ControllerStepMemo(_Memo):
     """The effects of the active controller's steps (``ControllerProcessEvent``, raced or not) by situation: the
-    action, the ZooKeeper, controller and zombie parts, the budget and the history (by identity), the standby
-    reassignments (by value), then on the channels its first step read by their broker (:class:`_Touched`), or on
-    all brokers and channels when that step read the brokers or read the channels other than by their broker.
+    action, the ZooKeeper part, the controller's tables but its queue, the zombie part, the budget and the history
+    (by identity), the controller's epoch, the head of its queue and the standby reassignments (by value), the
+    events behind the head when the situation's first step read them (``_EVENTS``), then on the channels its first
+    step read by their broker (:class:`_Touched`), or on all brokers and channels when that step read the brokers or
+    read the channels other than by their broker.
     ``take(step, action, settle=False)`` is the model's step without the UpdateMetadata requests at the heads,
     which the memo applies itself after watching the step."""
 
@@ -367,28 +400,36 @@ class ControllerStepMemo(_Memo):
                  intern: Callable[[Any], Any] = _itself):
         super().__init__(scenario, take, entries=entries, intern=intern)
         # (id(broker part), id(UpdateMetadata request)) -> (the part after it, None if rejected; the part; the request)
+        self.read_queue = False  # whether the last step taken read the events behind the head of the queue
         self._metadata: dict[tuple[int, int], tuple[BrokerState | None, BrokerState, Request]] = {}
 
     def successor(self, state: ClusterState, action: Any) -> ClusterState | None:
         if not self.entries or not _heads_settled(state):
             return self._step(state, action)[0]
-        key: tuple[Any, ...] = (action, id(state.zk), id(state.controller), id(state.zombie), id(state.budget),
-                                id(state.history), state.standby_reassignments)
+        controller = state.controller
+        events = controller.events
+        key: tuple[Any, ...] = (action, id(state.zk), controller.epoch, *map(id, _context_of(controller)),
+                                events[0] if events else None, id(state.zombie), id(state.budget), id(state.history),
+                                state.standby_reassignments)
         effects = self._effects
         effect = effects.get(key)
+        queue_keyed = effect is _EVENTS
+        if queue_keyed:
+            key = (key, id(events))
+            effect = effects.get(key)
         if effect is _WHOLE:
             key = _keyed_on_all(key, state)
             effect = effects.get(key)
             if effect is None:
-                return self._watched_step(state, action, key, _WHOLE)
+                return self._watched_step(state, action, key, _WHOLE, queue_keyed)
         elif isinstance(effect, _Touched):
             touched = effect
             key = touched.key(key, state)
             effect = effects.get(key)
             if effect is None:
-                return self._watched_step(state, action, key, touched)
+                return self._watched_step(state, action, key, touched, queue_keyed)
         elif effect is None:
-            return self._watched_step(state, action, key, None)
+            return self._watched_step(state, action, key, None, queue_keyed)
         if effect is _NOT_MEMOISED:
             return self._step(state, action)[0]
         child = self._apply(state, effect)
@@ -399,15 +440,21 @@ class ControllerStepMemo(_Memo):
     def _step(self, state: ClusterState, action: Any) -> tuple[ClusterState | None, Any, dict[int, Any]]:
         """The step's successor; what it touched before the heads were settled: ``_WHOLE`` when it read the
         brokers or a channel other than by its broker (iterating over them), else the :class:`_Touched` brokers;
-        and every channel's queue before the heads were settled."""
+        and every channel's queue before the heads were settled. ``self.read_queue``: whether the step read the
+        events behind the head of the controller's queue."""
         step = Step(self.scenario, state)
+        queue_read = _Watch()
+        step.events = step.watch_events = _QueueBehindHead(step.events)
+        step.events.watch = queue_read
+        self.read_queue = False
         watch = _ChannelWatch()
         channels = _ChannelsDict((b, _channel_list(q, watch, b)) for b, q in state.channels)
         channels.watch = watch
         step.channels = channels
         step.remove_broker_channel = _DroppingChannel(step, watch, dict(state.channels))  # type: ignore[method-assign]
         taken = self.take(step, action, settle=False)
-        watch.recording = False
+        watch.recording = queue_read.recording = False
+        self.read_queue = queue_read.read or not step.events.head_taken
         if watch.whole or "brokers" in step.__dict__:
             touched: Any = _WHOLE
         else:
@@ -425,10 +472,16 @@ class ControllerStepMemo(_Memo):
         return step.freeze(), touched, unsettled
 
     def _watched_step(self, state: ClusterState, action: Any, key: tuple[Any, ...],
-                      keyed_on: Any) -> ClusterState | None:
+                      keyed_on: Any, queue_keyed: bool) -> ClusterState | None:
         """The step taken in full and its effect stored under ``key``, which is keyed on ``keyed_on``: None (the
-        situation alone), ``_WHOLE`` (all brokers and channels) or the :class:`_Touched` brokers and channels."""
+        situation alone), ``_WHOLE`` (all brokers and channels) or the :class:`_Touched` brokers and channels;
+        and (``queue_keyed``) on the events behind the head of the controller's queue, else on its head alone."""
         child, touched, unsettled = self._step(state, action)
+        if not queue_keyed and self.read_queue:
+            if keyed_on is not None:
+                return child  # read the queue behind its head, which its situation does not key on: not memoised
+            self._store(key, _EVENTS)
+            key, queue_keyed = (key, id(state.controller.events)), True
         if keyed_on is None:
             if touched is _WHOLE:
                 self._store(key, _WHOLE)
@@ -441,13 +494,13 @@ class ControllerStepMemo(_Memo):
             return child  # another path than the situation's first step: not memoised
         whole = keyed_on is _WHOLE
         effect = (_ControllerEffect(False) if child is None
-                  else self._effect_of(state, child, whole, touched, unsettled))
+                  else self._effect_of(state, child, whole, touched, unsettled, queue_keyed))
         if effect is not None:
             self._store(key, effect)
         return child
 
     def _effect_of(self, state: ClusterState, child: ClusterState, whole: bool, touched: Any,
-                   unsettled: dict[int, Any]) -> Any:
+                   unsettled: dict[int, Any], queue_keyed: bool) -> Any:
         """The step's effect; ``_NOT_MEMOISED`` when, not keyed on all brokers and channels, it changed a broker
         or a channel it did not read other than by dropping it (``removeBroker``) and appending requests, or the
         effect applied to ``state`` does not give ``child``; None (nothing to store) when a broker rejected an
@@ -460,9 +513,19 @@ class ControllerStepMemo(_Memo):
             zombie=None if child.zombie is None else intern(child.zombie),
             standby_reassignments=child.standby_reassignments, budget=intern(child.budget),
             history=intern(child.history), log=child.log, held=held)
+        if not queue_keyed:
+            # the events behind the head stay, and the step's events follow them
+            behind = state.controller.events[1:]
+            events = child.controller.events
+            if (child.zombie is not state.zombie or len(events) < len(behind)
+                    or events[:len(behind)] != behind):
+                return _NOT_MEMOISED
+            common["queued"] = events[len(behind):]
         if whole:
-            return _ControllerEffect(True, whole=True, brokers=tuple(map(intern, child.brokers)),
-                                     channels=tuple((b, tuple(map(intern, q))) for b, q in child.channels), **common)
+            effect = _ControllerEffect(True, whole=True, brokers=tuple(map(intern, child.brokers)),
+                                       channels=tuple((b, tuple(map(intern, q))) for b, q in child.channels),
+                                       **common)
+            return effect if queue_keyed or self._apply(state, effect) == child else _NOT_MEMOISED
         before = dict(state.channels)
         after = dict(child.channels)
         if (len(child.brokers) != len(state.brokers) or set(after) - {b.id for b in state.brokers}
@@ -524,8 +587,13 @@ class ControllerStepMemo(_Memo):
         full)."""
         if not effect.successor:
             return None
+        controller = effect.controller
+        if effect.queued is not None:
+            events = state.controller.events[1:] + effect.queued
+            if events != controller.events:
+                controller = attrs.evolve(controller, events=events)
         if effect.whole:
-            return ClusterState(effect.zk, effect.controller, effect.brokers, effect.channels, effect.budget,
+            return ClusterState(effect.zk, controller, effect.brokers, effect.channels, effect.budget,
                                 effect.history, effect.log, effect.zombie, effect.standby_reassignments)
         known, queues, dropped, appended = effect.brokers, effect.queues, effect.dropped, effect.appended
         queue_of = dict(state.channels)
@@ -555,7 +623,7 @@ class ControllerStepMemo(_Memo):
             brokers.append(b)
             if q:
                 channels.append((i, q))
-        return ClusterState(effect.zk, effect.controller, tuple(brokers) if changed else state.brokers,
+        return ClusterState(effect.zk, controller, tuple(brokers) if changed else state.brokers,
                             tuple(channels), effect.budget, effect.history, effect.log, effect.zombie,
                             effect.standby_reassignments)
 
