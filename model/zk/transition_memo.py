@@ -325,6 +325,16 @@ class BrokerStepMemo(_Memo):
                             effect.budget, effect.history, effect.log, state.zombie, state.standby_reassignments)
 
 
+def _queued(state: ClusterState, child: ClusterState) -> tuple[ControllerEvent, ...] | None:
+    """The events a controller step that did not read its queue behind the head appended behind it (the events
+    behind the head stay, and the step's follow them); None when the child's queue is not so, or a zombie changed."""
+    behind = state.controller.events[1:]
+    events = child.controller.events
+    if child.zombie is not state.zombie or len(events) < len(behind) or events[:len(behind)] != behind:
+        return None
+    return events[len(behind):]
+
+
 def _heads_settled(state: ClusterState, broker_id: int = -1) -> bool:
     """No live broker but ``broker_id`` has an UpdateMetadata at the head of its channel, so that the step applies
     the requests at the heads of ``broker_id``'s channel only. Every step leaves the heads so, except a former
@@ -514,18 +524,14 @@ class ControllerStepMemo(_Memo):
             standby_reassignments=child.standby_reassignments, budget=intern(child.budget),
             history=intern(child.history), log=child.log, held=held)
         if not queue_keyed:
-            # the events behind the head stay, and the step's events follow them
-            behind = state.controller.events[1:]
-            events = child.controller.events
-            if (child.zombie is not state.zombie or len(events) < len(behind)
-                    or events[:len(behind)] != behind):
+            common["queued"] = _queued(state, child)
+            if common["queued"] is None:
                 return _NOT_MEMOISED
-            common["queued"] = events[len(behind):]
         if whole:
             effect = _ControllerEffect(True, whole=True, brokers=tuple(map(intern, child.brokers)),
                                        channels=tuple((b, tuple(map(intern, q))) for b, q in child.channels),
                                        **common)
-            return effect if queue_keyed or self._apply(state, effect) == child else _NOT_MEMOISED
+            return effect if self._apply(state, effect) == child else _NOT_MEMOISED
         before = dict(state.channels)
         after = dict(child.channels)
         if (len(child.brokers) != len(state.brokers) or set(after) - {b.id for b in state.brokers}
