@@ -100,31 +100,34 @@ def test_last_replica_standing_loses_an_acknowledged_record_without_eligible_lea
         assert no_acknowledged_record_lost(state) is None
 
 
-#: kraft-default's shortest violation (11 steps, found by the local BFS at depth 12): KIP-966's last replica
-#: standing reached through an ISR shrink and a controlled shutdown instead of two session expiries.
+#: kraft-default's shortest violation (10 steps, found by the local BFS at depth 11, tests/test_kraft_scenarios.py's
+#: TRACES): KIP-966's last replica standing reached through a follower's lost acknowledgement, an ISR shrink and the
+#: leader's controlled shutdown. The scenario's bound (stale_metadata_brokers = []) replays every running broker
+#: within each step.
 DEFAULT_VIOLATION = [
-    Action(ActionKind.BeginControlledShutdown, 2),  # SIGTERM: broker 2's heartbeats carry wantShutDown
     Action(ActionKind.Produce, 0, 0),  # broker 0 leads orders-0, ISR [0, 1, 2]: one record in epoch 0
     Action(ActionKind.Fetch, 2, 0),  # broker 2 copies it; broker 1 does not fetch
-    Action(ActionKind.AlterPartition, 0, 0, (0, 2)),  # maybeShrinkIsr: broker 1 lags, ISR [0, 2] (= min ISR)
-    Action(ActionKind.Fetch, 2, 0),  # broker 2's fetch offset passes the record: high watermark 1, acked
-    Action(ActionKind.ControlledShutdownHeartbeat, 2),  # leads nothing: SHUTDOWN_NOW, handleBrokerFenced, ISR [0]
-    Action(ActionKind.UncleanShutdown, 0),  # the last ISR member loses its unflushed log
-    Action(ActionKind.SessionExpiry, 0),  # fenced: leader -1, the ISR stays [0] (it cannot become empty)
-    Action(ActionKind.BrokerRegistration, 0), Action(ActionKind.ReplayMetadataRecord, 0),
-    Action(ActionKind.UnfenceBroker, 0),  # handleBrokerUnfenced: elected from the ISR [0], without the record
+    Action(ActionKind.Fetch, 2, 0),  # broker 2's fetch offset passes it; broker 1 (ISR, offset 0) holds the HW at 0
+    Action(ActionKind.UncleanShutdown, 2),  # broker 2 loses its unflushed log; its session has not expired
+    Action(ActionKind.AlterPartition, 0, 0, (0, 2)),  # maybeShrinkIsr drops broker 1: ISR [0, 2], HW 1, acked
+    Action(ActionKind.BeginControlledShutdown, 0),  # SIGTERM: broker 0's heartbeats carry wantShutDown
+    Action(ActionKind.ControlledShutdownHeartbeat, 0),  # leads: CONTROLLED_SHUTDOWN, leader 2 with ISR [2]
+    Action(ActionKind.SessionExpiry, 2),  # fenced: leader -1, the ISR stays [2] (it cannot become empty)
+    Action(ActionKind.BrokerRegistration, 2),  # a new incarnation, fenced, with an empty log
+    Action(ActionKind.UnfenceBroker, 2),  # handleBrokerUnfenced: elected from the ISR [2], without the record
 ]
 
 
 @pytest.mark.parametrize(("elr", "lost"), [(False, True), (True, False)])
 def test_kraft_default_violation_is_the_last_replica_standing_through_a_controlled_shutdown(
         elr: bool, lost: bool) -> None:
-    """kraft-default's violation, step by step: with ELR off (Kafka 3.9's default) the ISR shrinks to the leader
-    alone (an AlterPartition, then handleBrokerFenced of the broker shutting down: neither looks at
-    min.insync.replicas), the leader loses its unflushed tail and, still the ISR, is elected again without the
-    acknowledged record, which broker 2 holds on disk outside the ISR. With ELR (KIP-966) broker 2 stays eligible
-    and broker 0's registration removes it from the ISR and ELR: no leader, nothing lost."""
-    model = _unreduced(_scenario("kraft-default", elr))
+    """kraft-default's violation, step by step through the scenario's model: with ELR off (Kafka 3.9's default) a
+    follower's fetch offset acknowledges a record it then loses uncleanly, the leader's ISR shrink and its controlled
+    shutdown (neither looks at min.insync.replicas) leave that follower the ISR's only member and its leader, and
+    its new incarnation, still the ISR, is elected again without the record, which only broker 0 (in controlled
+    shutdown, now a follower) holds. With ELR (KIP-966) the controlled shutdown puts broker 0 in the ELR and broker
+    2's registration takes it out of the ISR and ELR: no leader, nothing lost."""
+    model = model_for(_scenario("kraft-default", elr))
     state = model.init_states()[0]
     for action in DEFAULT_VIOLATION:
         assert action in model.actions(state), model.describe_action(action)
@@ -134,11 +137,14 @@ def test_kraft_default_violation_is_the_last_replica_standing_through_a_controll
     assert state.acknowledged == ((0, 0, 0),)
     partition = replay(state.metadata_log).partitions[0]
     assert (no_acknowledged_record_lost(state) is not None) is lost
-    assert state.brokers[2].logs[0].records == (0,)  # the record survives on broker 2, stopped cleanly
+    broker0, broker2 = state.brokers[0], state.brokers[2]
+    assert broker0.logs[0].records == (0,) and broker0.leading[0] is None  # deposed by applyDelta, record kept
     if elr:
-        assert (partition.leader, partition.isr, partition.elr) == (NO_LEADER, (), (2,))
+        assert (partition.leader, partition.isr, partition.elr) == (NO_LEADER, (), (0,))
+        assert broker2.leading[0] is None
     else:
-        assert (partition.leader, partition.isr) == (0, (0,))
+        assert (partition.leader, partition.isr) == (2, (2,))
+        assert broker2.leading[0] is not None and broker2.logs[0].records == ()  # leads, by applyDelta, empty
 
 
 def test_damaged_state_bytes_are_refused_with_value_error() -> None:

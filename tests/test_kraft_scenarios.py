@@ -15,6 +15,7 @@ from explorer.bfs import BfsOptions, run_bfs
 from explorer.results import Outcome
 from invariants.kraft_properties import KRAFT_REGISTRY
 from kmc.compose import factory_for, model_for, resolve_scenario, shipped_scenarios
+from model.kraft.actions import KINDS, Action, ActionKind
 from model.kraft.kraft_model import KraftControllerModel
 from model.kraft.records import replay
 from model.scenario import BUGS, KRAFT_BUGS, ScenarioError, load_scenario, load_scenario_file, with_bug
@@ -61,6 +62,44 @@ def test_the_images_carried_in_the_state_are_the_replay_of_the_log(name: str) ->
         assert [b.image for b in decoded.brokers] == [b.image for b in state.brokers]
 
 
+def _bounded(stale: str) -> Any:
+    """kraft-session-expiry (three brokers, the leader's session may expire) with the bound stale_metadata_brokers."""
+    text = (SCENARIOS / "kraft-session-expiry.toml").read_text(encoding="utf-8")
+    return model_for(load_scenario(text + f"stale_metadata_brokers = {stale}\n"))
+
+
+@pytest.mark.parametrize("stale", ["[]", "[2]"])
+def test_a_broker_the_bound_keeps_caught_up_is_where_its_replay_step_would_take_it(stale: str) -> None:
+    """Under [bounds] stale_metadata_brokers, every running broker the bound does not name is, on every state of a
+    complete search, what a ReplayMetadataRecord step to the log's end leaves unchanged: the bound's replay is that
+    step, ReplicaManager.applyDelta included (a broker the controller elects leads in its replica state)."""
+    model = _bounded(stale)
+    lagging = set(model.scenario.kraft.stale_metadata_brokers)
+    states = _every_state(model)
+    assert len(states) > 100
+    replay_step = KINDS[ActionKind.ReplayMetadataRecord].handler
+    for state in states:
+        for broker in state.brokers:
+            if broker.alive and broker.id not in lagging:
+                assert broker.metadata_offset == len(state.metadata_log)
+                assert replay_step(model.scenario, state, Action(ActionKind.ReplayMetadataRecord, broker.id)) == state
+
+
+def test_the_broker_the_controller_elects_under_the_bound_leads_and_takes_produce_and_fetch() -> None:
+    """kraft-session-expiry with stale_metadata_brokers = []: once the leader's session expires, handleBrokerFenced
+    elects broker 1, which replays the record within the step and leads (makeLeader, epoch 1); a produce to it and
+    broker 2's fetch from it are offered."""
+    model = _bounded("[]")
+    state = model.init_states()[0]
+    expiry = Action(ActionKind.SessionExpiry, 0)
+    assert expiry in model.actions(state)
+    state = model.next_state(state, expiry)
+    assert state.image.partitions[0].leader == 1
+    lead = state.brokers[1].leading[0]
+    assert lead is not None and (lead.leader_epoch, lead.isr) == (1, (1, 2))
+    assert {Action(ActionKind.Produce, 1, 0), Action(ActionKind.Fetch, 2, 0)} <= set(model.actions(state))
+
+
 #: name -> what the local BFS's complete search gives (discoveries: property -> trace length).
 PINNED: dict[str, Pinned] = {
     "kraft-session-expiry": Pinned(Outcome.OK, distinct=842, generated=2324, depth=13,
@@ -80,8 +119,8 @@ PINNED: dict[str, Pinned] = {
         "sometimes_kraft_UncleanShutdown": 1, "sometimes_kraft_ReplayMetadataRecord": 2,
         "sometimes_kraft_UnfenceBroker": 2, "sometimes_kraft_BrokerRegistration": 3,
         "sometimes_kraft_record_acknowledged": 3}),
-    "kraft-default": Pinned(Outcome.VIOLATION, distinct=19116, generated=36695, depth=11,
-        queue=2050, discoveries={
+    "kraft-default": Pinned(Outcome.VIOLATION, distinct=52876, generated=96810, depth=11,
+        queue=9352, discoveries={
         "sometimes_kraft_AlterPartition": 1, "sometimes_kraft_BeginControlledShutdown": 1, "sometimes_kraft_Fetch": 1,
         "sometimes_kraft_Produce": 1, "sometimes_kraft_UncleanShutdown": 1,
         "sometimes_kraft_ControlledShutdownHeartbeat": 2, "sometimes_kraft_SessionExpiry": 2,
@@ -133,24 +172,24 @@ PINNED: dict[str, Pinned] = {
 }
 
 
-#: The three-broker KIP-966 scenarios (stale_metadata_brokers = []): 3-11 CPU s each.
+#: The three-broker KIP-966 scenarios (stale_metadata_brokers = []): 12-36 CPU s each.
 PINNED_SLOW: dict[str, Pinned] = {
     # the KIP-966 TLA+ specification's bounds (docs/kraft.md, bench/kip966.py)
-    "kraft-kip-966-spec": Pinned(Outcome.OK, distinct=18130, generated=35645, depth=14, queue=0, discoveries={
+    "kraft-kip-966-spec": Pinned(Outcome.OK, distinct=58313, generated=128387, depth=17, queue=0, discoveries={
         "sometimes_kraft_AlterPartition": 1, "sometimes_kraft_Fetch": 1, "sometimes_kraft_Produce": 1,
         "sometimes_kraft_SessionExpiry": 1, "sometimes_kraft_UncleanShutdown": 1, "sometimes_kraft_UnfenceBroker": 2,
         "sometimes_kraft_BrokerRegistration": 3, "sometimes_kraft_record_acknowledged": 4}),
-    "kraft-last-replica-standing": Pinned(Outcome.VIOLATION, distinct=69870, generated=113233, depth=12,
-        queue=7131, discoveries={
+    "kraft-last-replica-standing": Pinned(Outcome.VIOLATION, distinct=79632, generated=138963, depth=10,
+        queue=26518, discoveries={
         "sometimes_kraft_Fetch": 1, "sometimes_kraft_Produce": 1, "sometimes_kraft_SessionExpiry": 1,
         "sometimes_kraft_UncleanShutdown": 1, "sometimes_kraft_UnfenceBroker": 2,
-        "sometimes_kraft_BrokerRegistration": 3, "sometimes_kraft_record_acknowledged": 5,
-        "kraft_no_acknowledged_record_lost": 11}),
-    "kraft-last-replica-standing-elr": Pinned(Outcome.OK, distinct=75382, generated=123003, depth=15,
+        "sometimes_kraft_BrokerRegistration": 3, "sometimes_kraft_record_acknowledged": 4,
+        "kraft_no_acknowledged_record_lost": 9}),
+    "kraft-last-replica-standing-elr": Pinned(Outcome.OK, distinct=167297, generated=370173, depth=17,
         queue=0, discoveries={
         "sometimes_kraft_Fetch": 1, "sometimes_kraft_Produce": 1, "sometimes_kraft_SessionExpiry": 1,
         "sometimes_kraft_UncleanShutdown": 1, "sometimes_kraft_UnfenceBroker": 2,
-        "sometimes_kraft_BrokerRegistration": 3, "sometimes_kraft_record_acknowledged": 5}),
+        "sometimes_kraft_BrokerRegistration": 3, "sometimes_kraft_record_acknowledged": 4}),
 }
 
 #: Every shipped KRaft scenario's pinned search (test_scenarios_pinned and test_versions read it).
@@ -184,16 +223,19 @@ PINNED_SWITCH_OFF: dict[str, Pinned] = {
 #: The shortest violations (BFS's tie-break among equal-length traces); kraft-kafka-13173's one step breaks two
 #: properties.
 TRACES = {
+    # broker 2 acknowledges by its fetch offset and loses the record uncleanly; the shrink to [0, 2] acknowledges it,
+    # broker 0's controlled shutdown hands leadership to broker 2, ISR [2], and its new incarnation is elected again
     "kraft-default": [
-        "BeginControlledShutdown(broker=0)", "Produce(broker=0, orders-0)", "Fetch(broker=1, orders-0)",
-        "Fetch(broker=1, orders-0)", "AlterPartition(broker=0, orders-0, newIsr=[0, 1])",
-        "ControlledShutdownHeartbeat(broker=0)", "UncleanShutdown(broker=1)", "SessionExpiry(broker=1)",
-        "BrokerRegistration(broker=1)", "UnfenceBroker(broker=1)"],
-    "kraft-last-replica-standing": [
         "Produce(broker=0, orders-0)", "Fetch(broker=2, orders-0)", "Fetch(broker=2, orders-0)",
-        "UncleanShutdown(broker=2)", "Fetch(broker=1, orders-0)", "Fetch(broker=1, orders-0)",
-        "SessionExpiry(broker=1)", "SessionExpiry(broker=0)", "SessionExpiry(broker=2)",
+        "UncleanShutdown(broker=2)", "AlterPartition(broker=0, orders-0, newIsr=[0, 2])",
+        "BeginControlledShutdown(broker=0)", "ControlledShutdownHeartbeat(broker=0)", "SessionExpiry(broker=2)",
         "BrokerRegistration(broker=2)", "UnfenceBroker(broker=2)"],
+    # broker 0's session expires and broker 1, elected, leads at once (the bound's replay runs applyDelta); its
+    # ISR shrinks to itself, it loses its log and, still the ISR, is elected again
+    "kraft-last-replica-standing": [
+        "SessionExpiry(broker=0)", "Produce(broker=1, orders-0)", "Fetch(broker=2, orders-0)",
+        "Fetch(broker=2, orders-0)", "SessionExpiry(broker=2)", "UncleanShutdown(broker=1)",
+        "SessionExpiry(broker=1)", "BrokerRegistration(broker=1)", "UnfenceBroker(broker=1)"],
     # both sessions expire before one check: the second fencing's record, built against the image before the first,
     # keeps the leader the first elected (broker 1) and writes ISR [0]
     "kraft-kafka-13173": ["MaybeFenceStaleBrokers(brokers=[0, 1])"],

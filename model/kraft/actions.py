@@ -102,11 +102,10 @@ def _controller_image(state: KraftState) -> MetadataImage:
 
 def replay_metadata_record(scenario: Scenario, state: KraftState, action: Action) -> KraftState | None:
     """A broker replays the metadata log up to its end (``BrokerMetadataListener`` publishes the delta, then
-    ``ReplicaManager.applyDelta``). Deviation: one step replays every record it lacks, not one record: an image
-    is stale by whatever the controller wrote since the broker's last replay."""
-    broker = state.brokers[_index(state, action.broker)]
-    broker = attrs.evolve(broker, metadata_offset=len(state.metadata_log), image=state.image)
-    return rm.replace_broker(state, rm.apply_delta(broker.image, broker))
+    ``ReplicaManager.applyDelta``: :func:`model.kraft.replica_manager.replay_metadata`). Deviation: one step
+    replays every record it lacks, not one record: an image is stale by whatever the controller wrote since the
+    broker's last replay."""
+    return rm.replace_broker(state, rm.replay_metadata(state, state.brokers[_index(state, action.broker)]))
 
 
 def broker_registration(scenario: Scenario, state: KraftState, action: Action) -> KraftState | None:

@@ -30,10 +30,16 @@ properties read the controller's image, the logs, the acknowledgements and the b
 image. So a state property is violated (an action property fires) in the reduced graph exactly when it is in the
 full one, at a depth no greater: what the reduction hides is only the ``ReplayMetadataRecord`` steps that change
 nothing observable (a trace shows such a broker's offset move within another step), and the distinct state counts.
+Each replay it takes is the step's own function (:func:`model.kraft.replica_manager.replay_metadata`); where the
+views are equal its ``applyDelta`` changes nothing, since everything ``applyDelta`` reads (the partitions that
+exist, each leader and leader epoch, the partition epoch and ISR where the broker leads) is in the view.
 
 ``[bounds] stale_metadata_brokers`` is a bound, not a reduction: the brokers it leaves out replay the log to its end
-within every step (the broker side of a step still acts on its image before the step, as a broker would, but no
-step of another actor finds it stale). It hides every behaviour that needs one of those brokers' images to lag
+within every step, each replay the ``ReplayMetadataRecord`` step's own function
+(:func:`model.kraft.replica_manager.replay_metadata`, ``ReplicaManager.applyDelta`` included: a broker the
+controller elects leads at once), so the bound's states are those of the full graph in which such a broker's
+replay follows every step (the broker side of a step still acts on its image before the step, as a broker would,
+but no step of another actor finds it stale). It hides every behaviour that needs one of those brokers' images to lag
 behind the controller's when another step reads it: a fetch from a deposed leader, a heartbeat or AlterPartition
 decided on an old image, ``lowestActiveOffset`` held back by a slow broker. Absent, every broker may lag.
 """
@@ -44,6 +50,7 @@ from typing import Any
 
 import attrs
 
+from model.kraft import replica_manager as rm
 from model.kraft.records import MetadataImage
 from model.kraft.state import BrokerState, KraftState
 
@@ -63,7 +70,9 @@ def view(state: KraftState, broker: BrokerState, image: MetadataImage, offset: i
 
 def merge_unobservable_replays(state: KraftState, stale: tuple[int, ...] | None = None) -> KraftState:
     """``state`` with every broker whose replay to the log's end changes nothing observable replayed, and every
-    live broker not in ``stale`` (``[bounds] stale_metadata_brokers``; None: every broker may lag) replayed."""
+    live broker not in ``stale`` (``[bounds] stale_metadata_brokers``; None: every broker may lag) replayed. Each
+    replay is a ``ReplayMetadataRecord`` step's (:func:`model.kraft.replica_manager.replay_metadata`, with
+    ``ReplicaManager.applyDelta``): a broker the bound replays starts leading, or following, as its step would."""
     end = len(state.metadata_log)
     brokers = list(state.brokers)
     changed = False
@@ -71,6 +80,6 @@ def merge_unobservable_replays(state: KraftState, stale: tuple[int, ...] | None 
         if (b.alive and b.metadata_offset < end
                 and ((stale is not None and b.id not in stale)
                      or view(state, b, b.image, b.metadata_offset) == view(state, b, state.image, end))):
-            brokers[i] = attrs.evolve(b, metadata_offset=end, image=state.image)
+            brokers[i] = rm.replay_metadata(state, b)
             changed = True
     return attrs.evolve(state, brokers=tuple(brokers)) if changed else state

@@ -61,6 +61,17 @@ def apply_delta(image: MetadataImage, broker: BrokerState) -> BrokerState:
     return attrs.evolve(broker, leading=tuple(leading), logs=logs)
 
 
+def replay_metadata(state: KraftState, broker: BrokerState) -> BrokerState:
+    """The broker replays the metadata log to its end and publishes the delta (``BrokerMetadataListener``, then
+    ``BrokerMetadataPublisher.onMetadataUpdate``, which calls ``ReplicaManager.applyDelta``): its image becomes the
+    controller's and it leads or follows as that image says (:func:`apply_delta`). The one replay of the model: a
+    ``ReplayMetadataRecord`` step and the replays :mod:`model.kraft.reduction` takes within a step (the
+    reduction's and the ``[bounds] stale_metadata_brokers`` bound's) both run it. Deviation: every record the
+    broker lacks in one replay, not one record at a time."""
+    replayed = attrs.evolve(broker, metadata_offset=len(state.metadata_log), image=state.image)
+    return apply_delta(replayed.image, replayed)
+
+
 def maybe_increment_leader_hw(state: KraftState, leader: BrokerState, index: int, min_isr: int) -> KraftState:
     """``maybeIncrementLeaderHW`` and the acknowledgements it completes (``DelayedProduce``)."""
     lead = leader.leading[index]
