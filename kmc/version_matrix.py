@@ -48,6 +48,7 @@ FINDINGS: tuple[Row, ...] = (
     Row("finding 3", "reassignment-isr-shrink-race", "leader_elected_when_isr_member_alive"),
     Row("finding 4", "preferred-election-without-leader", "elected_controller_completes_failover"),
     Row("finding 5", "offline-election-during-controlled-shutdown", "single_acting_leader_when_idle"),
+    Row("finding 6", "stray-log-refused-on-recreation", "live_brokers_host_their_replicas"),
 )
 
 

@@ -33,13 +33,15 @@ from model.zk.kafka_model import KafkaControllerModel
 BUG_SCENARIOS = ("kafka-6650", "kafka-7235", "planted-complete-on-first-success", "reassignment-during-deletion",
                  "stale-deletion-response", "stray-log-adopted-on-recreation", "stray-log-after-deletion",
                  "topic-recreation", "reassignment-isr-shrink-race", "preferred-election-without-leader",
-                 "offline-election-during-controlled-shutdown",
+                 "offline-election-during-controlled-shutdown", "stray-log-refused-on-recreation",
                  *BUG_SWITCH_SCENARIOS)
 
 #: Scenarios whose violation takes the explorer more than a few seconds to find (measured on a
 #: loaded 2-core machine; see the README's performance section).
-SLOW_FOR_SIMULATION = {"stray-log-after-deletion", "stray-log-adopted-on-recreation", "topic-recreation"}
+SLOW_FOR_SIMULATION = {"stray-log-after-deletion", "stray-log-adopted-on-recreation", "stray-log-refused-on-recreation",
+                       "topic-recreation"}
 SLOW_FOR_HYPOTHESIS = {"kafka-6650", "stale-deletion-response", "reassignment-during-deletion", "topic-recreation",
+                       "stray-log-refused-on-recreation",
                        "election-retry", "kafka-6082", "kafka-7482", "kafka-9212",
                        # BUG_SWITCH_SCENARIOS: 2 to 29 s each to the violation on a loaded machine (seed 0)
                        "kafka-3083", "kafka-3096", "kafka-3143", "kafka-3175", "kafka-4214", "kafka-5083",

@@ -92,6 +92,9 @@ PINNED: dict[str, Pinned] = {
         never_found=NO_ISR_CHANGES),
     "stale-deletion-response": Pinned(Outcome.VIOLATION, distinct=9472, generated=21534, depth=13, queue=742,
                                       discoveries={"deletion_completes_only_when_all_replicas_succeeded": 13}),
+    # finding 6 (docs/findings.md), at 3.9: the re-created topic's only replica refuses it (INCONSISTENT_TOPIC_ID)
+    "stray-log-refused-on-recreation": Pinned(Outcome.VIOLATION, distinct=9581, generated=20363, depth=25, queue=78,
+        discoveries={"sometimes_topic_recreated": 7, "live_brokers_host_their_replicas": 24}),
     "stray-log-after-deletion": Pinned(Outcome.VIOLATION, distinct=27088, generated=65724, depth=20, queue=140,
                                        discoveries={"no_stray_logs_when_idle": 19}),
     # controller failover and moves, controlled shutdown, elections, log directories: the events' scenarios,

@@ -126,3 +126,38 @@ def test_finding_2b_at_2_8_adopts_a_log_without_an_id() -> None:
         Outcome.VIOLATION, 9355, 19761, 21, 247)
     assert {d.property: d.trace_length for d in result.discoveries} == {
         "sometimes_topic_recreated": 7, "recreated_topic_never_adopts_stray_log": 21}
+
+
+def test_finding_6_the_refusal_lasts(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """stray-log-refused-on-recreation (finding 6, 3.9): from the violating state, where ZooKeeper names broker 1
+    leader of the re-created t-0 and broker 1 refused its LeaderAndIsr (INCONSISTENT_TOPIC_ID), no state reachable
+    with a second broker failure and a controller failover has t-0 hosted by a live leader when the controller is
+    idle: broker 1's restart loads the old log with its partition.metadata and refuses the LeaderAndIsr of
+    onBrokerStartup again, and so does the LeaderAndIsr of a new controller's failover (3.9.0-rc3)."""
+    from collections import deque
+
+    from explorer.replay import replay_states
+    from invariants.kafka_properties import quiescent
+
+    scenario = resolve_scenario("stray-log-refused-on-recreation")
+    model = model_for(scenario)
+    result = run_bfs(model)
+    found = next(d for d in result.discoveries if d.property == "live_brokers_host_their_replicas")
+    violating = replay_states(model, found.path, found.action_indices, found.fingerprint_bits)[-1]
+    path = tmp_path / "more-failures.toml"
+    path.write_text(scenario.source.replace("broker_failures = 1", "broker_failures = 2\ncontroller_failovers = 1"))
+    wider = model_for(resolve_scenario(str(path)))
+    hosts = next(p for p in wider.properties() if p.name == "live_brokers_host_their_replicas")
+    seen, queue, led = {wider.encode(violating)}, deque([violating]), []
+    while queue:
+        state = queue.popleft()
+        lai = dict(state.zk.partitions).get(T0)
+        if (quiescent(state) and lai is not None and lai.leader in {b.id for b in state.brokers if b.alive}
+                and hosts.check(state) is None):
+            led.append(state)
+        for action in wider.actions(state):
+            after = wider.next_state(state, action)
+            if after is not None and wider.within_boundary(after) and (key := wider.encode(after)) not in seen:
+                seen.add(key)
+                queue.append(after)
+    assert (len(seen), led) == (1295, [])
