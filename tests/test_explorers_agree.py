@@ -41,7 +41,6 @@ BUG_SCENARIOS = ("kafka-6650", "kafka-7235", "planted-complete-on-first-success"
 SLOW_FOR_SIMULATION = {"stray-log-after-deletion", "stray-log-adopted-on-recreation", "stray-log-refused-on-recreation",
                        "topic-recreation"}
 SLOW_FOR_HYPOTHESIS = {"kafka-6650", "stale-deletion-response", "reassignment-during-deletion", "topic-recreation",
-                       "stray-log-refused-on-recreation",
                        "election-retry", "kafka-6082", "kafka-7482", "kafka-9212",
                        # BUG_SWITCH_SCENARIOS: 2 to 29 s each to the violation on a loaded machine (seed 0)
                        "kafka-3083", "kafka-3096", "kafka-3143", "kafka-3175", "kafka-4214", "kafka-5083",
@@ -64,6 +63,8 @@ SLOW_FOR_HYPOTHESIS = {"kafka-6650", "stale-deletion-response", "reassignment-du
 LONG_FOR_HYPOTHESIS = {
     "stray-log-after-deletion": "found at seed 0 after 1,961 examples, 210 s with shrinking on a loaded machine",
     "stray-log-adopted-on-recreation": "found at seed 0 after 367 examples, 141 s with shrinking on a loaded machine",
+    # the same walk to 24 steps as stray-log-adopted-on-recreation's, judged at the end by a quiescence property
+    "stray-log-refused-on-recreation": "not found at seed 0 within the default budget (187 s on a loaded machine)",
 }
 LONG_CROSS_CHECKS = os.environ.get("KMC_LONG_CROSS_CHECKS") == "1"
 
