@@ -16,7 +16,7 @@ from invariants.registry import register
 from model.scenario import Scenario
 from model.zk.environment import partition_leader
 from model.zk.state.states import ReplicaState, replica_table
-from model.zk.state.values import NO_LEADER, ClusterState, EventKind
+from model.zk.state.values import NO_LEADER, ClusterState, EventKind, LeaderRecoveryState
 from model.zk.state.values import partition_name as _tp
 from model.zk.state.values import replica_name as _replica
 
@@ -129,6 +129,28 @@ def _leader_in_isr(scenario: Scenario) -> Check:
             for tp, lai in table:
                 if lai.leader != NO_LEADER and lai.leader not in lai.isr:
                     return {"partition": _tp(tp), "leader": lai.leader, "isr": list(lai.isr), "where": where}
+        return None
+
+    return check
+
+
+@register("recovering_partition_isr_is_its_leader", ALWAYS, "protocol",
+          "a partition whose znode says RECOVERING (KIP-704, 3.2+) has an ISR of exactly one broker: its leader, "
+          "or, with NoLeader, the last ISR member the controller keeps")
+def _recovering_isr(scenario: Scenario) -> Check:
+    """KIP-704's rule for a partition elected uncleanly: until its leader reports it RECOVERED, its ISR is the
+    leader alone. ``Election.leaderForOffline`` (3.2.0 - 3.9) writes RECOVERING only with ``newIsr = List(leader)``
+    (``newRecoveringLeaderAndIsr``); ``processAlterPartition`` (3.2.0, ``tryProcessAlterPartition`` 3.3 - 3.9)
+    answers INVALID_REQUEST to a RECOVERING proposal with more than one ISR member; the other writes keep the
+    state with an ISR that can only lose members, and ``ReplicaStateMachine.doRemoveReplicasFromIsr`` keeps the
+    last member when it removes the leader (leader NoLeader, ISR [that broker], still RECOVERING), which
+    ``leaderForOffline`` elects back from the ISR keeping the state."""
+    def check(s: ClusterState) -> dict[str, Any] | None:
+        for tp, lai in s.zk.partitions:
+            if lai.leader_recovery_state is LeaderRecoveryState.RECOVERING and (
+                    len(lai.isr) != 1 or lai.leader not in (NO_LEADER, lai.isr[0])):
+                return {"partition": _tp(tp), "leader": lai.leader, "isr": list(lai.isr),
+                        "leader_recovery_state": "RECOVERING"}
         return None
 
     return check

@@ -26,6 +26,7 @@ from model.zk.state.values import (
     History,
     HostedPartition,
     LeaderAndIsr,
+    LeaderRecoveryState,
     MetadataPartitionState,
     Request,
     RequestKind,
@@ -128,6 +129,12 @@ VIOLATIONS: list[tuple[str, str, str, Builder, dict[str, Any]]] = [
     ("leader_in_assignment", "leader-outside-the-assignment", SCENARIO,
      lambda s: (set_lai(s, LAI(2, 1, (0, 1, 2), 1, 1)),),
      {"partition": "t-0", "leader": 2, "assignment": [0, 1]}),
+    ("recovering_partition_isr_is_its_leader", "isr-beyond-the-leader", SCENARIO,
+     lambda s: (set_lai(s, LAI(0, 1, (0, 1), 1, 1, leader_recovery_state=LeaderRecoveryState.RECOVERING)),),
+     {"partition": "t-0", "leader": 0, "isr": [0, 1], "leader_recovery_state": "RECOVERING"}),
+    ("recovering_partition_isr_is_its_leader", "isr-without-the-leader", SCENARIO,
+     lambda s: (set_lai(s, LAI(1, 1, (0,), 1, 1, leader_recovery_state=LeaderRecoveryState.RECOVERING)),),
+     {"partition": "t-0", "leader": 1, "isr": [0]}),
     ("isr_never_empty", "empty-isr", SCENARIO,
      lambda s: (set_lai(s, LAI(-1, 1, (), 1, 1)),),
      {"partition": "t-0", "leader": -1}),
@@ -356,6 +363,19 @@ def test_no_property_fires_on_the_initial_state(text: str) -> None:
             assert [prop.check(s0, a, nxt) for a, nxt in successors] == [None] * len(successors), prop.name
         else:
             assert prop.check(s0) is None, prop.name
+
+
+def test_recovering_partition_with_its_leader_alone_or_no_leader_is_not_reported() -> None:
+    """KIP-704's states the controller writes: RECOVERING with ISR [leader] (Election.leaderForOffline, 3.2.0), and
+    RECOVERING with NoLeader and the last ISR member kept (ReplicaStateMachine.doRemoveReplicasFromIsr); a
+    RECOVERED partition with a larger ISR is not judged."""
+    scenario = scenario_of(SCENARIO)
+    check = check_of("recovering_partition_isr_is_its_leader", scenario)
+    s = initial_of(scenario)
+    recovering = LeaderRecoveryState.RECOVERING
+    assert check(set_lai(s, LAI(1, 1, (1,), 1, 1, leader_recovery_state=recovering))) is None
+    assert check(set_lai(s, LAI(-1, 2, (1,), 2, 1, leader_recovery_state=recovering))) is None
+    assert check(set_lai(s, LAI(0, 1, (0, 1), 1, 1))) is None
 
 
 def test_deletion_completion_evidence_lists_every_remaining_log() -> None:
