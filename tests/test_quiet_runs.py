@@ -38,14 +38,14 @@ def explore_small(tmp_path: Path) -> tuple[str, Path]:
 
 
 def test_a_clean_run_prints_one_line_for_the_sometimes_properties(tmp_path: Path) -> None:
-    """A scenario checking all 47 properties: the terminal counts them, shows no example trace, no coverage or
+    """A scenario checking all 48 properties: the terminal counts them, shows no example trace, no coverage or
     level table, and sums up the sometimes properties in one sentence; report.txt keeps the examples, the
     per-property notes and the tables."""
     out, run_dir = explore_small(tmp_path)
     assert "Model checking completed. No error has been found." in out
     assert "Example found" not in out and "Warning: sometimes property" not in out
     assert "Action coverage" not in out and "Levels:" not in out
-    assert "Properties checked: 47 (9 action always, 24 always, 14 action sometimes); report.txt lists them." in out
+    assert "Properties checked: 48 (9 action always, 25 always, 14 action sometimes); report.txt lists them." in out
     paragraph = out[out.index("Sometimes properties:"):].split("\n\n")[0]
     assert " ".join(paragraph.split()) == (
         "Sometimes properties: 1 witnessed; 13 not applicable: the scenario enables no controlled shutdown, no "
