@@ -203,10 +203,9 @@ isr_changes = 1
 @pytest.mark.parametrize(("protocol", "error"), [
     ("2.7", "OPERATION_NOT_ATTEMPTED"),
     ("3.9", "INELIGIBLE_REPLICA"),
-    pytest.param("3.2", "INELIGIBLE_REPLICA", marks=pytest.mark.xfail(strict=True, reason=(
-        "the model answers OPERATION_NOT_ATTEMPTED below protocol 3.3; 3.9's AlterPartitionManager.buildRequest "
-        "sends version 2+ whenever the protocol has topic IDs (2.8+) and the topic has one, and "
-        "tryProcessAlterPartition answers INELIGIBLE_REPLICA to version 2+"))),
+    # 3.9's AlterPartitionManager.buildRequest sends version 2+ whenever the protocol has topic IDs (2.8+)
+    ("2.8", "INELIGIBLE_REPLICA"),
+    ("3.2", "INELIGIBLE_REPLICA"),
 ])
 def test_shutdown_broker_not_added_to_isr(protocol: str, error: str) -> None:
     """ControllerIntegrationTest.testShutdownBrokerNotAddedToIsr (3.9, @ParameterizedTest over AlterPartition

@@ -390,7 +390,8 @@ def _alter_partition_refused(step: Step, tp: TopicPartition, proposed: LeaderAnd
         return "INVALID_REQUEST"
     if (not step.scenario.bug("KAFKA_14140")
             and set(proposed.isr) - (set(step.live_brokers) - step.shutting_down_brokers)):
-        return "INELIGIBLE_REPLICA" if step.scenario.inter_broker_protocol >= (3, 3) else "OPERATION_NOT_ATTEMPTED"
+        # AlterPartition version 2+ (topic IDs: inter.broker.protocol.version >= 2.8) from a 3.3+ broker
+        return "INELIGIBLE_REPLICA" if v3_3 and step.scenario.since("KIP_516") else "OPERATION_NOT_ATTEMPTED"
     return None
 
 
@@ -429,7 +430,10 @@ def process_alter_isr(step: Step, event: ControllerEvent) -> None:
 
     KAFKA-14140 (3.3.0, commit af40e119784, KIP-841's ZooKeeper port): a new ISR naming a broker that is not live or
     is shutting down (``liveBrokerIds``) is answered INELIGIBLE_REPLICA (OPERATION_NOT_ATTEMPTED for an
-    AlterPartition before version 2, ``inter.broker.protocol.version`` < 3.3), after the checks above. Before 3.3
+    AlterPartition before version 2), after the checks above. 3.3's ``AlterPartitionManager.buildRequest`` sends
+    version 2 or later whenever ``inter.broker.protocol.version`` has topic IDs (2.8 and later, ``canUseTopicIds``)
+    and every partition of the request has one; the model's leader always has its topic's ID at those protocols
+    (it leads through a LeaderAndIsr v5, which carries it), so the version follows from the protocol. Before 3.3
     the switch ``KAFKA_14140`` is on and the controller writes such an ISR; with it off before 3.3 the model checks
     in 2.7's ``processAlterIsr`` before its write (no release did) and answers OPERATION_NOT_ATTEMPTED, after which
     the leader returns to its committed ISR (3.3's ``handleAlterPartitionError``).
