@@ -167,15 +167,16 @@ def test_stale_metadata_brokers_naming_an_unknown_broker_is_refused_in_one_sente
 
 
 def test_the_sequence_diagram_has_a_lane_for_the_controller_the_metadata_log_and_each_broker() -> None:
-    """The KRaft view's lanes are the controller, the metadata log and one per broker; an unfencing heartbeat is
-    drawn as the broker's BrokerHeartbeatRequest, the records the controller appends, and its response."""
+    """The KRaft view's lanes are the producer (the scenario sends produce requests), the controller, the metadata
+    log and one per broker; an unfencing heartbeat is drawn as the broker's BrokerHeartbeatRequest, the records the
+    controller appends, and its response."""
     from explorer.replay import view_of
     from kmc.compose import model_for, resolve_scenario
 
     model = model_for(resolve_scenario("kraft-kafka-13916-leader-election"))
     state = model.init_states()[0]
     assert [lane["id"] for lane in view_of(model, state)["lanes"]] == [
-        "controller", "metadata log", "broker 0", "broker 1"]
+        "producer", "controller", "metadata log", "broker 0", "broker 1"]
     for name in ("SessionExpiry(broker=1)", "BeginControlledShutdown(broker=0)",
                  "ControlledShutdownHeartbeat(broker=0)", "UnfenceBroker(broker=1)"):
         action = next(a for a in model.actions(state) if model.describe_action(a) == name)
