@@ -85,7 +85,7 @@ def _produces(scenario: Scenario) -> bool:
 def state_view(scenario: Scenario, state: KraftState, prev: KraftState | None = None,
                action: Action | None = None) -> dict[str, Any]:
     """The view of ``state``; given ``prev`` and ``action``, also the step's actor lane and messages."""
-    names = _names(scenario, state)
+    names = _names(scenario)
     view: dict[str, Any] = {"tables": [_partitions(state, names), _cluster(scenario, state, names),
                                        _brokers(state, names)],
                             "lanes": lanes(scenario, state)}
@@ -97,8 +97,10 @@ def state_view(scenario: Scenario, state: KraftState, prev: KraftState | None = 
     return view
 
 
-def _names(scenario: Scenario, state: KraftState) -> list[str]:
-    return [partition_name(scenario, i) for i in range(len(state.image.partitions))]
+def _names(scenario: Scenario) -> list[str]:
+    """Every partition of the scenario, by index (the topics an admin has not created yet included)."""
+    assert scenario.kraft is not None
+    return [partition_name(scenario, i) for i in range(len(scenario.kraft.partition_topics))]
 
 
 # ---- tables ----------------------------------------------------------------------------------
@@ -111,18 +113,23 @@ def _table(table_id: str, title: str, columns: Sequence[tuple[str, str]],
 
 
 def _partitions(state: KraftState, names: Sequence[str]) -> dict[str, Any]:
-    """The controller's ``PartitionRegistration`` of each partition whose topic exists."""
+    """The controller's ``PartitionRegistration`` of each partition of the scenario: a row of dashes while its
+    topic does not exist (before an admin's CreateTopics, after a DeleteTopics), so the columns stay put."""
     image = state.image
     recovering = any(p.leader_recovery_state == RECOVERING for _, p in image.existing())
     rows = []
-    for i, p in image.existing():
+    for i, name in enumerate(names):
+        p = image.partition(i)
+        if p is None:
+            rows.append({"key": name, "cells": {}})
+            continue
         cells: dict[str, Any] = {
             "leader": p.leader, "leader_epoch": p.leader_epoch, "partition_epoch": p.partition_epoch,
             "replicas": list(p.replicas), "isr": list(p.isr), "elr": list(p.elr),
             "last_known_elr": list(p.last_known_elr)}
         if recovering:
             cells[_RECOVERY_COLUMN[0]] = "RECOVERING" if p.leader_recovery_state == RECOVERING else None
-        rows.append({"key": names[i], "cells": cells})
+        rows.append({"key": name, "cells": cells})
     columns = [*_PARTITION_COLUMNS, _RECOVERY_COLUMN] if recovering else list(_PARTITION_COLUMNS)
     return _table("partitions", "Partitions (the controller's image)", columns, rows)
 
@@ -135,12 +142,12 @@ def _cluster(scenario: Scenario, state: KraftState, names: Sequence[str]) -> dic
     acknowledged = [f"{names[p]} offset {o} (leaderEpoch {e})" for p, o, e in state.acknowledged]
     cells: dict[str, Any] = {"log_end_offset": len(state.metadata_log), "acknowledged": acknowledged}
     columns = list(_CLUSTER_COLUMNS)
-    for i, _ in state.image.existing():
-        topic = settings.partition_topics[i]
+    for i, topic in enumerate(settings.partition_topics):
         column = f"{topic} min_isr"
-        if column not in cells:
-            cells[column] = min_isr(state.image, settings, i)
+        if (column, f"{topic} min.insync.replicas") not in columns:
             columns.append((column, f"{topic} min.insync.replicas"))
+        if state.image.partition(i) is not None:  # a dash while the topic does not exist
+            cells[column] = min_isr(state.image, settings, i)
     return _table("cluster", "Cluster", columns, [{"key": "", "cells": cells}])
 
 
@@ -198,7 +205,7 @@ def _msg(source: str, target: str, label: str, kind: str) -> dict[str, str]:
 
 def _messages(scenario: Scenario, prev: KraftState, state: KraftState, action: Action) -> list[dict[str, str]]:
     broker = broker_lane(action.broker)
-    names = _names(scenario, state)
+    names = _names(scenario)
     appended = [_msg(CONTROLLER, METADATA_LOG, describe_record(r, names), "record")
                 for r in state.metadata_log[len(prev.metadata_log):]]
     request, response = _request(scenario, prev, state, action)
