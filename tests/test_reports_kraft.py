@@ -10,6 +10,9 @@ from reports_fixtures import shipped_document
 from explorer.bfs import run_bfs
 from explorer.replay import Trace, replay
 from kmc import compose
+from model.kraft.records import RECOVERING, PartitionChangeRecord
+from model.kraft.state import append
+from model.kraft.view import state_view
 from reports.bundle import bundle_files
 from reports.common import step_table
 
@@ -62,3 +65,17 @@ def test_a_produce_is_drawn_from_the_producer_to_the_leader_and_acknowledged(tra
     assert [(m["from"], m["to"], m["label"]) for m in produce["messages"]] == [
         ("producer", "broker 0", "Produce(orders-0, acks=all)"),
         ("broker 0", "producer", "ProduceResponse(orders-0, error=NONE, baseOffset=0)")]
+
+
+def test_the_leader_recovery_state_shows_only_while_a_partition_is_recovering() -> None:
+    """KIP-704: an unclean election leaves the partition RECOVERING; the column appears with it, and a state with
+    every partition RECOVERED has no such column."""
+    scenario = compose.resolve_scenario(SCENARIO)
+    state = compose.model_for(scenario).init_states()[0]
+    [partitions, *_] = state_view(scenario, state)["tables"]
+    assert "leader_recovery_state" not in [c["id"] for c in partitions["columns"]]
+    recovering = append(state, [PartitionChangeRecord(partition=0, leader=1, isr=(1,),
+                                                      leader_recovery_state=RECOVERING)])
+    [partitions, *_] = state_view(scenario, recovering)["tables"]
+    assert partitions["columns"][-1] == {"id": "leader_recovery_state", "title": "leaderRecoveryState"}
+    assert partitions["rows"][0]["cells"]["leader_recovery_state"] == "RECOVERING"
