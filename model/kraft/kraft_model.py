@@ -86,7 +86,8 @@ class KraftControllerModel:
 
     def state_view(self, state: KraftState, prev: KraftState | None = None,
                    action: Action | None = None) -> dict[str, Any]:
-        """The lanes and messages of the reports' sequence diagram (:mod:`model.kraft.view`)."""
+        """The reports' view of a step (:mod:`model.kraft.view`): the sequence diagram's lanes and messages, and the
+        state tables the step table is built from."""
         return view.state_view(self.scenario, state, prev, action)
 
     def describe_state(self, state: KraftState) -> Sequence[str]:
