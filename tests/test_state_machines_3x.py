@@ -30,8 +30,8 @@ Mockito, ``ReplicaAssignment``, ``OfflinePartitionLeaderElectionStrategy(false)`
   SuccessfulTransition, harness: the same transitions as at 2.3, reached in the model only inside reassignment and
   topic deletion, whose own modules (tests/test_reassignment_kip455.py, tests/test_topic_changes.py) check them.
 - testOnlineReplicaToOfflineReplicaTransition, harness: its state (the leader's replica goes offline while another
-  ISR member is live, leaving no leader) is unreachable in the model, as in Kafka: onBrokerFailure elects the live
-  ISR member before removing the dead replica from the ISR.
+  ISR member is live, leaving no leader) is unreachable through the controller's handlers:
+  KafkaController.onReplicasBecomeOffline (3.9) elects the live ISR member before the OfflineReplica transition.
 """
 
 from __future__ import annotations
