@@ -92,6 +92,21 @@ def no_leader_in_controlled_shutdown(state: KraftState) -> Evidence | None:
     return None
 
 
+def live_isr_member_leads(state: KraftState) -> Evidence | None:
+    """A partition whose ISR names an active broker (registered, unfenced, not in controlled shutdown) has a leader
+    in the controller's image. ``PartitionChangeBuilder.electLeader`` takes the first acceptable ISR member
+    (``isAcceptableLeader`` is ``clusterControl::active``, 3.9.0-rc3), and every path that makes a broker active or
+    takes a leader away runs it in the same batch of records: ``handleBrokerUnfenced`` over
+    ``partitionsWithNoLeader``, ``handleBrokerFenced`` and ``handleBrokerInControlledShutdown`` over the broker's
+    partitions (``generateLeaderAndIsrUpdates``), and an AlterPartition never removes the leader. So no state, quiet
+    or not, has a leaderless partition with an active ISR member."""
+    image = state.image
+    for i, p in image.existing():
+        if p.leader == NO_LEADER and (active := [r for r in p.isr if image.is_active(r)]):
+            return {"partition": i, "isr": list(p.isr), "active": active}
+    return None
+
+
 def no_acknowledged_record_lost(state: KraftState) -> Evidence | None:
     image = state.image
     for i, p in image.existing():
@@ -166,6 +181,8 @@ _register("kraft_isr_members_eligible", PropertyKind.ALWAYS, "protocol",
 _register("kraft_no_leader_in_controlled_shutdown", PropertyKind.ALWAYS, "protocol",
           "no broker the controller has put in controlled shutdown leads a partition in its image (KIP-841)",
           no_leader_in_controlled_shutdown)
+_register("kraft_live_isr_member_leads", PropertyKind.ALWAYS, "protocol",
+          "a partition whose ISR names an active broker has a leader in the controller's image", live_isr_member_leads)
 _register("kraft_no_acknowledged_record_lost", PropertyKind.ALWAYS, "protocol",
           "a running, unfenced leader holds every record acknowledged to an acks=all producer",
           no_acknowledged_record_lost)

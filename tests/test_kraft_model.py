@@ -188,3 +188,24 @@ def test_the_sequence_diagram_has_a_lane_for_the_controller_the_metadata_log_and
         ("controller", "metadata log", "BrokerRegistrationChangeRecord(brokerId=1, brokerEpoch=1, fenced=-1)"),
         ("controller", "metadata log", "PartitionChangeRecord(orders-0, leader=0)"),
         ("controller", "broker 1", "BrokerHeartbeatResponse(isFenced=false)")]
+
+
+def test_a_leaderless_partition_with_an_active_isr_member_violates_live_isr_member_leads() -> None:
+    """kraft_live_isr_member_leads fires on a controller image whose partition has no leader while its ISR names
+    an active broker, and not once that broker is fenced (no election can pick it then)."""
+    import attrs
+
+    from invariants.kraft_properties import live_isr_member_leads
+
+    state = model_for(_scenario("kraft-session-expiry")).init_states()[0]
+    assert live_isr_member_leads(state) is None
+    image = state.image
+    [(index, partition)] = image.existing()[:1]
+    member = partition.isr[0]
+    leaderless = attrs.evolve(partition, leader=NO_LEADER)
+    partitions = tuple(leaderless if i == index else p for i, p in enumerate(image.partitions))
+    planted = attrs.evolve(state, image=attrs.evolve(image, partitions=partitions))
+    evidence = live_isr_member_leads(planted)
+    assert evidence is not None and member in evidence["active"]
+    fenced = tuple(attrs.evolve(b, fenced=True) for b in image.brokers)
+    assert live_isr_member_leads(attrs.evolve(planted, image=attrs.evolve(planted.image, brokers=fenced))) is None
