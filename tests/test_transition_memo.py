@@ -15,14 +15,15 @@ from model.zk.environment import environment
 from model.zk.kafka_model import KafkaControllerModel, initial_state
 from model.zk.state.step import Step
 from model.zk.state.values import Request, RequestKind
-from model.zk.transition_memo import BrokerStepMemo
+from model.zk.transition_memo import BrokerStepMemo, EnvironmentStepMemo
 
 #: Scenarios whose broker steps read the controller (deletion callbacks, LeaderAndIsr responses of a failed
-#: log directory), take a stale request, fail a StopReplica, or run beside a former controller, and whose
-#: controller steps drop channels, answer controlled shutdowns, race ISR writes, reassign and fail over.
-SCENARIOS = ("deletion-3brokers", "log-dir-failure", "controller-move", "stale-deletion-response", "kafka-7235",
-             "topic-recreation", "controlled-shutdown", "isr-changes", "reassignment", "controller-failover",
-             "kafka-5310", "add-partitions", "preferred-election")
+#: log directory), take a stale request, fail a StopReplica, or run beside a former controller, whose
+#: controller steps drop channels, answer controlled shutdowns, race ISR writes, reassign and fail over, and whose
+#: environment steps fail, restart and kill brokers, propagate ISR changes, create and delete topics.
+SCENARIOS = ("default", "deletion-3brokers", "log-dir-failure", "controller-move", "stale-deletion-response",
+             "kafka-7235", "topic-recreation", "controlled-shutdown", "isr-changes", "reassignment",
+             "controller-failover", "kafka-5310", "add-partitions", "preferred-election")
 
 
 def _transitions(model: KafkaControllerModel, limit: int):  # type: ignore[no-untyped-def]
@@ -110,3 +111,51 @@ def test_controller_steps_key_on_the_events_behind_the_head_only_when_they_read_
     assert any(effect is transition_memo._EVENTS for effect in effects)
     assert any(isinstance(effect, transition_memo._ControllerEffect) and effect.queued is not None
                for effect in effects)
+
+
+@pytest.mark.parametrize("name", ["default", "isr-changes", "stale-deletion-response"])
+def test_environment_steps_key_on_the_events_asked_for_and_the_brokers_read(name: str) -> None:
+    """An environment situation (a broker fails or restarts, an admin creates or deletes a topic, ...) keys on
+    whether the events its first step asked for wait in the controller's queue and on the brokers it read by their
+    broker, not on the whole queue and cluster; its successors are the plain step's."""
+    scenario = compose.resolve_scenario(name)
+    memoised = KafkaControllerModel(scenario)
+    plain = KafkaControllerModel(scenario, memo_entries=0)
+    hits = 0
+    for state, action in _transitions(memoised, 3000):
+        if action.kind in EnvironmentStepMemo.kinds:
+            effects = len(memoised._environment_steps._effects)
+            actual = memoised.next_state(state, action)
+            hits += len(memoised._environment_steps._effects) == effects
+            expected = plain.next_state(state, action)
+            assert actual == expected, (name, action)
+            assert actual is not None and expected is not None and actual.log == expected.log
+    keyed = [k for k in memoised._environment_steps._effects.values() if isinstance(k, transition_memo._Keyed)]
+    assert any(k.reads.asked and not k.reads.events for k in keyed)
+    assert any(k.touched is not transition_memo._WHOLE and k.touched.channels for k in keyed)
+    assert hits > 0
+
+
+def test_environment_step_reading_a_controller_table_keys_on_it() -> None:
+    """An environment step that reads a table of the controller keys its situation on that table's value: states
+    that differ only there get each their own successor (a step here marks the broker it restarts by it)."""
+    scenario = compose.resolve_scenario("default")
+
+    def take(step: Step, action: Action, settle: bool = True) -> bool:
+        environment.broker_startup(step, action.broker)
+        mark = len(step.topics_with_deletion_started) if step.topics_to_be_deleted else 0
+        step.brokers[action.broker] = attrs.evolve(step.brokers[action.broker], controlled_shutdown=mark)
+        return True
+
+    memo = EnvironmentStepMemo(scenario, take)
+    initial = initial_state(scenario)
+    dead = attrs.evolve(initial, brokers=(attrs.evolve(initial.brokers[0], alive=False), *initial.brokers[1:]))
+    action = Action(ActionKind.BrokerStartup, dead.brokers[0].id)
+    situations = [attrs.evolve(dead, controller=attrs.evolve(dead.controller, topics_to_be_deleted=deleted,
+                                                             topics_with_deletion_started=started))
+                  for deleted, started in (((), ()), (("t",), ()), (("t",), ("t",)), ((), ()))]
+    for state in situations:
+        plain = Step(scenario, state)
+        take(plain, action)
+        assert memo.successor(state, action) == plain.freeze()
+    assert memo._effects

@@ -33,7 +33,7 @@ from model.zk.state.values import (
     ZkState,
 )
 from model.zk.symmetry import BrokerSymmetry
-from model.zk.transition_memo import MEMO_ENTRIES, BrokerStepMemo, ControllerStepMemo
+from model.zk.transition_memo import MEMO_ENTRIES, BrokerStepMemo, ControllerStepMemo, EnvironmentStepMemo
 
 CONTROLLER_EPOCH = 1
 
@@ -60,6 +60,8 @@ class KafkaControllerModel:
         self._broker_steps = BrokerStepMemo(scenario, self._take, entries=memo_entries, intern=self.codec.intern)
         self._controller_steps = ControllerStepMemo(scenario, self._take, entries=memo_entries,
                                                     intern=self.codec.intern)
+        self._environment_steps = EnvironmentStepMemo(scenario, self._take, entries=memo_entries,
+                                                      intern=self.codec.intern)
 
     # ---- the contract ----
     def init_states(self) -> Sequence[ClusterState]:
@@ -73,6 +75,8 @@ class KafkaControllerModel:
             return self._broker_steps.successor(state, action)
         if action.kind in ControllerStepMemo.kinds:
             return self._controller_steps.successor(state, action)
+        if action.kind in EnvironmentStepMemo.kinds:
+            return self._environment_steps.successor(state, action)
         step = Step(self.scenario, state, acting_zombie=ACTIONS[action.kind].actor is Actor.FORMER_CONTROLLER)
         return step.freeze() if self._take(step, action) else None
 

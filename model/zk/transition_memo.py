@@ -21,7 +21,8 @@ later state in the same situation. It changes the speed, never a successor or it
   budget, the history, the log.
 * :class:`ControllerStepMemo`, ``ControllerProcessEvent`` (raced or not). The situation: the action, the
   ZooKeeper part, the controller's tables but its event queue, the zombie part, the budget and the history (by
-  identity), the controller's epoch, the event at the head of its queue and the standby reassignments. The events
+  identity), the controller's epoch, the event at the head of its queue (with the broker epoch a report shows of it)
+  and the standby reassignments. The events
   behind the head are keyed on only when the situation's first step read them (``ControllerEventManager``'s thread
   takes the head and handlers append to the queue, which reads nothing of it; a resignation clearing the queue or a
   watch that fires once, ``enqueue_once``, reads it): otherwise the effect stores the events the step queued and
@@ -68,8 +69,10 @@ from model.zk.state.values import (
     ClusterState,
     ControllerEvent,
     ControllerState,
+    History,
     Request,
     RequestKind,
+    ZkState,
 )
 
 #: Situations each memo keeps before it is emptied (a bound on its memory).
@@ -135,6 +138,22 @@ class _QueueBehindHead(_WatchedList):  # type: ignore[valid-type,misc]
         return super().pop(*args)
 
 
+class _QueueAsked(_WatchedList):  # type: ignore[valid-type,misc]
+    """An environment step's event queue: asking whether an event waits in it (``in``: a ZooKeeper watch firing
+    once, :meth:`~model.zk.state.step.Step.enqueue_once`) records the event asked for (``asked``), and the situation
+    keys on the answer alone; appending reads nothing; any other use reads the queue."""
+
+    def __init__(self, items: Any, watch: _Watch):
+        super().__init__(items)
+        self.watch = watch
+        self.asked: list[ControllerEvent] = []
+
+    def __contains__(self, item: Any) -> bool:
+        if self.watch.recording:
+            self.asked.append(item)
+        return list.__contains__(self, item)
+
+
 #: The fields of the controller's context but its event queue: a controller step's situation keys on them and on
 #: the head of the queue; on the events behind the head only when the situation's first step read them.
 _CONTEXT = tuple(a.name for a in attrs.fields(ControllerState) if a.name not in ("epoch", "events"))
@@ -157,17 +176,25 @@ class _Reads:
 
     fields: tuple[str, ...]
     events: bool
+    asked: tuple[ControllerEvent, ...] = ()  # the events asked for in the queue (``in``), when it was read no further
 
     def values(self, state: ClusterState) -> tuple[Any, ...]:
         source = _Source(state)
         values = [_hashable(vars(Step)[name].thaw(source)) for name in self.fields]
+        events = state.controller.events
         if self.events:
-            values.append(state.controller.events)
+            values.append(events)
+        elif self.asked:
+            values.append(tuple(event in events for event in self.asked))
         return tuple(values)
 
     def within(self, keyed: _Reads) -> bool:
         """Whether a step that read these read nothing that a situation keyed on ``keyed`` does not key on."""
-        return set(self.fields).issubset(keyed.fields) and (keyed.events or not self.events)
+        return set(self.fields).issubset(keyed.fields) and (
+            keyed.events or (not self.events and set(self.asked).issubset(keyed.asked)))
+
+    def __bool__(self) -> bool:
+        return bool(self.fields or self.events or self.asked)
 
 
 def _hashable(thawed: Any) -> Any:
@@ -294,13 +321,9 @@ class BrokerStepMemo(_Memo):
                 return _NOT_MEMOISED
         if not _other_channels_kept(state, child, broker_id):
             return _NOT_MEMOISED
-        c0, c1 = state.controller, child.controller
-        appended: tuple[ControllerEvent, ...] = ()
-        if c1 is not c0:
-            if any(getattr(c1, a.name) is not getattr(c0, a.name) for a in attrs.fields(ControllerState)
-                   if a.name != "events") or c1.events[:len(c0.events)] != c0.events:
-                return _NOT_MEMOISED
-            appended = c1.events[len(c0.events):]
+        appended = _appended_events(state.controller, child.controller)
+        if appended is None:
+            return _NOT_MEMOISED
         queue = state.channel(broker_id)
         applied = len(_applied(queue))
         left = child.channel(broker_id)
@@ -323,6 +346,17 @@ class BrokerStepMemo(_Memo):
         return ClusterState(state.zk, controller,
                             tuple(new_broker if b.id == broker_id else b for b in state.brokers), channels,
                             effect.budget, effect.history, effect.log, state.zombie, state.standby_reassignments)
+
+
+def _appended_events(c0: ControllerState, c1: ControllerState) -> tuple[ControllerEvent, ...] | None:
+    """The events a step appended to the controller's queue, when it changed nothing else of the controller ``c0``
+    (``c1`` after it); else None."""
+    if c1 is c0:
+        return ()
+    if any(getattr(c1, a.name) is not getattr(c0, a.name) for a in attrs.fields(ControllerState)
+           if a.name != "events") or c1.events[:len(c0.events)] != c0.events:
+        return None
+    return c1.events[len(c0.events):]
 
 
 def _queued(state: ClusterState, child: ClusterState) -> tuple[ControllerEvent, ...] | None:
@@ -418,9 +452,11 @@ class ControllerStepMemo(_Memo):
             return self._step(state, action)[0]
         controller = state.controller
         events = controller.events
+        head = events[0] if events else None
+        # the head's broker_epoch (a report's, left out of its equality) is in the step's log: key on it too
         key: tuple[Any, ...] = (action, id(state.zk), controller.epoch, *map(id, _context_of(controller)),
-                                events[0] if events else None, id(state.zombie), id(state.budget), id(state.history),
-                                state.standby_reassignments)
+                                head, -1 if head is None else head.broker_epoch, id(state.zombie), id(state.budget),
+                                id(state.history), state.standby_reassignments)
         effects = self._effects
         effect = effects.get(key)
         queue_keyed = effect is _EVENTS
@@ -596,42 +632,53 @@ class ControllerStepMemo(_Memo):
         controller = effect.controller
         if effect.queued is not None:
             events = state.controller.events[1:] + effect.queued
-            if events != controller.events:
+            if events != controller.events or any(e0.broker_epoch != e1.broker_epoch
+                                                  for e0, e1 in zip(events, controller.events, strict=True)):
+                # the broker epoch a report shows of an event is left out of its equality: the state's own events
                 controller = attrs.evolve(controller, events=events)
-        if effect.whole:
-            return ClusterState(effect.zk, controller, effect.brokers, effect.channels, effect.budget,
-                                effect.history, effect.log, effect.zombie, effect.standby_reassignments)
-        known, queues, dropped, appended = effect.brokers, effect.queues, effect.dropped, effect.appended
-        queue_of = dict(state.channels)
-        changed = False
-        brokers = []
-        channels = []
-        for b in state.brokers:
-            i = b.id
-            q = queues.get(i)
-            if q is not None:
-                b, changed = known[i], True
-            else:
-                q = queue_of.get(i, ())
-                epoch = dropped.get(i)
-                if epoch is not None:
-                    q = tuple(r for r in q if r.controller_epoch != epoch)
-                added = appended.get(i)
-                if added:
-                    q += added
-                if q and (epoch is not None or added):
-                    settled = self._settle(b, q)
-                    if settled is None:
-                        return _REJECTED
-                    if settled[0] is not b:
-                        b, changed = settled[0], True
-                    q = settled[1]
-            brokers.append(b)
-            if q:
-                channels.append((i, q))
-        return ClusterState(effect.zk, controller, tuple(brokers) if changed else state.brokers,
-                            tuple(channels), effect.budget, effect.history, effect.log, effect.zombie,
-                            effect.standby_reassignments)
+        return _successor(state, effect, controller, effect.zombie, self._settle)
+
+
+def _successor(state: ClusterState, effect: _ControllerEffect, controller: ControllerState, zombie: Any,
+               settle: Callable[[BrokerState, tuple[Request, ...]], Any]) -> Any:
+    """The successor of ``state`` by ``effect`` with ``controller`` and ``zombie``: its brokers and channels those
+    of the effect (``whole``), else the state's with the effect's parts and queues of the brokers it read, and the
+    channels it dropped and appended to, their heads settled by ``settle``; ``_REJECTED`` when a broker rejects an
+    UpdateMetadata at the head of its channel."""
+    if effect.whole:
+        return ClusterState(effect.zk, controller, effect.brokers, effect.channels, effect.budget,
+                            effect.history, effect.log, zombie, effect.standby_reassignments)
+    known, queues, dropped, appended = effect.brokers, effect.queues, effect.dropped, effect.appended
+    queue_of = dict(state.channels)
+    changed = False
+    brokers = []
+    channels = []
+    for b in state.brokers:
+        i = b.id
+        q = queues.get(i)
+        if q is not None:
+            b, changed = known[i], True
+        else:
+            q = queue_of.get(i, ())
+            epoch = dropped.get(i)
+            if epoch is not None:
+                q = tuple(r for r in q if r.controller_epoch != epoch)
+            added = appended.get(i)
+            if added:
+                q += added
+            if q and (epoch is not None or added):
+                settled = settle(b, q)
+                if settled is None:
+                    return _REJECTED
+                if settled[0] is not b:
+                    b, changed = settled[0], True
+                q = settled[1]
+        brokers.append(b)
+        if q:
+            channels.append((i, q))
+    return ClusterState(effect.zk, controller, tuple(brokers) if changed else state.brokers,
+                        tuple(channels), effect.budget, effect.history, effect.log, zombie,
+                        effect.standby_reassignments)
 
 
 @attrs.frozen
@@ -745,3 +792,145 @@ def _channel_list(queue: Any, watch: _ChannelWatch, broker: int) -> Any:
 
 def _keyed_on_all(key: tuple[Any, ...], state: ClusterState) -> tuple[Any, ...]:
     return (key, tuple(map(id, state.brokers)), tuple((b, tuple(map(id, q))) for b, q in state.channels))
+
+
+#: The step's lazily thawed fields an environment step reads without its situation keying on their values: the
+#: brokers and channels (watched by broker), ZooKeeper's and the history's tables (its situation keys on those parts).
+_ENVIRONMENT_OWN = frozenset(("brokers", "channels", *(f"zk_{a.name}" for a in attrs.fields(ZkState)),
+                              *(a.name for a in attrs.fields(History))))
+
+
+@attrs.frozen
+class _Keyed:
+    """What an environment situation's first step read beyond the situation: the controller's tables and event queue
+    (:class:`_Reads`, by value) and the brokers and channels it read by their broker (:class:`_Touched`) or all of
+    them (``_WHOLE``)."""
+
+    reads: _Reads
+    touched: Any
+
+    def key(self, key: tuple[Any, ...], state: ClusterState) -> tuple[Any, ...]:
+        key = (key, *self.reads.values(state))
+        return _keyed_on_all(key, state) if self.touched is _WHOLE else self.touched.key(key, state)
+
+    def covers(self, reads: _Reads, touched: Any) -> bool:
+        """Whether a step that read ``reads`` and ``touched`` read nothing that this does not key on."""
+        return reads.within(self.reads) and (self.touched is _WHOLE or (touched is not _WHOLE
+                                             and set(touched.channels).issubset(self.touched.channels)))
+
+
+def _as_they_are(broker: BrokerState, queue: tuple[Request, ...]) -> tuple[BrokerState, tuple[Request, ...]]:
+    """An environment step's effect drops and appends to no channel: :func:`_successor` settles none."""
+    return broker, queue
+
+
+class EnvironmentStepMemo(_Memo):
+    """The effects of the environment's steps that change a broker, ZooKeeper and the controller's queue (a broker
+    fails or restarts, applies a request and dies, propagates its ISR changes; an admin creates or deletes a topic)
+    by situation: the action, the ZooKeeper part, the budget and the history (by
+    identity), the scalars a step copies (``copied_scalars``), the zombie's epoch and the standby reassignments (by
+    value). The first step taken in a situation is watched (:class:`_Keyed`): the situation also keys on the values
+    of the controller's tables it read, on the events it asked for in the controller's queue (whether each waits
+    there: :meth:`~model.zk.state.step.Step.enqueue_once`) or the whole queue when it read it otherwise, and on the
+    parts and requests of the brokers and channels it read by their broker (:class:`_Touched`), or of all of them
+    when it read them otherwise. The effect: ZooKeeper's part,
+    the parts and queues of the brokers read, the events appended to the controller's queue (applied to the
+    state's own controller, which the step may change no further), the budget, the history and the log. A later
+    step in a situation that reads beyond what it keys on is taken in full and not memoised, and so is a first step
+    whose stored effect, applied to its own state, does not give its successor.
+    ``take(step, action, settle=False)`` is the model's step without the UpdateMetadata requests at the heads,
+    which the memo applies after watching the step."""
+
+    kinds = frozenset((ActionKind.BrokerFailure, ActionKind.BrokerStartup, ActionKind.BrokerAppliesRequestAndDies,
+                       ActionKind.BrokerPropagatesIsrChanges, ActionKind.AdminCreateTopic, ActionKind.AdminDeleteTopic))
+
+    def successor(self, state: ClusterState, action: Any) -> ClusterState:
+        if not self.entries or not _heads_settled(state):
+            return self._plain_step(state, action)
+        zombie = state.zombie
+        key: tuple[Any, ...] = (action, id(state.zk), id(state.budget), id(state.history), copied_scalars(state),
+                                -1 if zombie is None else zombie.epoch, state.standby_reassignments)
+        effects = self._effects
+        effect = effects.get(key)
+        if isinstance(effect, _Keyed):
+            keyed = effect
+            key = keyed.key(key, state)
+            effect = effects.get(key)
+            if effect is None:
+                return self._watched_step(state, action, key, keyed)
+        elif effect is None:
+            return self._watched_step(state, action, key, None)
+        if effect is _NOT_MEMOISED:
+            return self._plain_step(state, action)
+        return self._apply(state, effect)
+
+    def _plain_step(self, state: ClusterState, action: Any) -> ClusterState:
+        step = Step(self.scenario, state)
+        self.take(step, action)
+        return step.freeze()
+
+    def _step(self, state: ClusterState, action: Any) -> tuple[ClusterState, _Reads, Any]:
+        """The step's successor, the controller's tables and queue it read (:class:`_Reads`), and the brokers and
+        channels it read: ``_WHOLE``, or the :class:`_Touched` brokers read by their broker."""
+        step = Step(self.scenario, state)
+        queue_read = _Watch()
+        queue = step.events = step.watch_events = _QueueAsked(step.events, queue_read)
+        watch = _ChannelWatch()
+        brokers = _ChannelsDict((b.id, b) for b in state.brokers)
+        channels = _ChannelsDict((b, _channel_list(q, watch, b)) for b, q in state.channels)
+        brokers.watch = channels.watch = watch
+        step.brokers, step.channels = brokers, channels
+        taken = self.take(step, action, settle=False)
+        assert taken, f"{action} has no successor"
+        watch.recording = queue_read.recording = False
+        reads = _Reads(tuple(n for n in step.__dict__ if n in vars(Step) and n not in _ENVIRONMENT_OWN),
+                       queue_read.read, () if queue_read.read else tuple(queue.asked))
+        touched = _WHOLE if watch.whole else _Touched((), tuple(sorted(watch.keys)))
+        environment.apply_update_metadata_at_heads(step)  # a broker restarted with an UpdateMetadata at its head
+        return step.freeze(), reads, touched
+
+    def _watched_step(self, state: ClusterState, action: Any, key: tuple[Any, ...],
+                      keyed: _Keyed | None) -> ClusterState:
+        """The step taken in full and its effect stored under ``key``, which is keyed on ``keyed`` (None: the
+        situation alone, whose first step decides what it keys on)."""
+        child, reads, touched = self._step(state, action)
+        if keyed is None:
+            if reads or touched is _WHOLE or touched.channels:
+                keyed = _Keyed(reads, touched)
+                self._store(key, keyed)
+                key = keyed.key(key, state)
+        elif not keyed.covers(reads, touched):
+            return child  # read what its situation does not key on (another path after a read): not memoised
+        self._store(key, self._effect_of(state, child, touched))
+        return child
+
+    def _effect_of(self, state: ClusterState, child: ClusterState, touched: Any) -> Any:
+        """The step's effect; ``_NOT_MEMOISED`` when it changed the controller but by appending events, or the
+        zombie, or the effect applied to ``state`` does not give ``child`` (it changed a broker or a channel it did
+        not read)."""
+        queued = _appended_events(state.controller, child.controller)
+        if queued is None or child.zombie is not state.zombie:
+            return _NOT_MEMOISED
+        intern = self.intern
+        common: dict[str, Any] = dict(
+            zk=intern(child.zk), standby_reassignments=child.standby_reassignments, budget=intern(child.budget),
+            history=intern(child.history), log=child.log, queued=queued,
+            held=(state.zk, state.budget, state.history, state.brokers, *(q for _, q in state.channels)))
+        if touched is _WHOLE:
+            effect = _ControllerEffect(True, whole=True, brokers=tuple(map(intern, child.brokers)),
+                                       channels=tuple((b, tuple(map(intern, q))) for b, q in child.channels),
+                                       **common)
+        else:
+            parts = {b.id: b for b in child.brokers}
+            read = [b for b in touched.channels if b in parts]
+            effect = _ControllerEffect(True, brokers={b: intern(parts[b]) for b in read},
+                                       queues={b: tuple(map(intern, child.channel(b))) for b in read},
+                                       dropped={}, appended={}, **common)
+        return effect if self._apply(state, effect) == child else _NOT_MEMOISED
+
+    @staticmethod
+    def _apply(state: ClusterState, effect: _ControllerEffect) -> Any:
+        controller = state.controller
+        if effect.queued:
+            controller = attrs.evolve(controller, events=controller.events + effect.queued)
+        return _successor(state, effect, controller, state.zombie, _as_they_are)
