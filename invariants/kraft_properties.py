@@ -107,6 +107,32 @@ def live_isr_member_leads(state: KraftState) -> Evidence | None:
     return None
 
 
+def caught_up_broker_acts_on_image(state: KraftState) -> Evidence | None:
+    """A running broker that has replayed the whole metadata log leads exactly the partitions the controller's
+    image gives it, at the image's leader epoch, partition epoch and ISR, and leads none of the others: its image
+    is the controller's, and ``BrokerMetadataPublisher.onMetadataUpdate`` hands every delta to
+    ``ReplicaManager.applyDelta`` (``makeLeader`` / ``makeFollower``, 3.9.0-rc3). With every broker's replay
+    bounded (``ReplayMetadataRecord`` steps), this is what "every broker's image catches up once the cluster is
+    quiet" means in a state: whichever replays are still to come, a broker that has taken them acts on the
+    controller's metadata."""
+    end = len(state.metadata_log)
+    for b in state.brokers:
+        if not b.alive or b.metadata_offset < end:
+            continue
+        for i, p in state.image.existing():
+            leads = b.leading[i]
+            if p.leader == b.id:
+                if leads is None or (leads.leader_epoch, leads.partition_epoch, leads.isr) != (
+                        p.leader_epoch, p.partition_epoch, p.isr):
+                    return {"broker": b.id, "partition": i, "image": [p.leader, p.leader_epoch, p.partition_epoch,
+                                                                      list(p.isr)],
+                            "leads": None if leads is None else [leads.leader_epoch, leads.partition_epoch,
+                                                                 list(leads.isr)]}
+            elif leads is not None:
+                return {"broker": b.id, "partition": i, "image_leader": p.leader, "leads_epoch": leads.leader_epoch}
+    return None
+
+
 def no_acknowledged_record_lost(state: KraftState) -> Evidence | None:
     image = state.image
     for i, p in image.existing():
@@ -183,6 +209,9 @@ _register("kraft_no_leader_in_controlled_shutdown", PropertyKind.ALWAYS, "protoc
           no_leader_in_controlled_shutdown)
 _register("kraft_live_isr_member_leads", PropertyKind.ALWAYS, "protocol",
           "a partition whose ISR names an active broker has a leader in the controller's image", live_isr_member_leads)
+_register("kraft_caught_up_broker_acts_on_image", PropertyKind.ALWAYS, "protocol",
+          "a running broker caught up with the metadata log leads exactly where the controller's image says, at its "
+          "epochs and ISR", caught_up_broker_acts_on_image)
 _register("kraft_no_acknowledged_record_lost", PropertyKind.ALWAYS, "protocol",
           "a running, unfenced leader holds every record acknowledged to an acks=all producer",
           no_acknowledged_record_lost)

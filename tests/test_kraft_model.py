@@ -209,3 +209,22 @@ def test_a_leaderless_partition_with_an_active_isr_member_violates_live_isr_memb
     assert evidence is not None and member in evidence["active"]
     fenced = tuple(attrs.evolve(b, fenced=True) for b in image.brokers)
     assert live_isr_member_leads(attrs.evolve(planted, image=attrs.evolve(planted.image, brokers=fenced))) is None
+
+
+def test_a_replay_without_apply_delta_violates_caught_up_broker_acts_on_image(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """kraft_caught_up_broker_acts_on_image holds on kraft-session-expiry, and catches a broker that replays the
+    metadata log without ReplicaManager.applyDelta (its image the controller's, its replicas never leading): the
+    replay the model's [bounds] stale_metadata_brokers once took."""
+    import attrs
+
+    from explorer.bfs import BfsOptions, run_bfs
+    from explorer.results import Outcome
+    from model.kraft import replica_manager
+
+    scenario = attrs.evolve(_scenario("kraft-session-expiry"), properties=["kraft_caught_up_broker_acts_on_image"])
+    assert run_bfs(model_for(scenario), BfsOptions()).outcome is Outcome.OK
+    monkeypatch.setattr(replica_manager, "apply_delta", lambda image, broker: broker)
+    result = run_bfs(model_for(scenario), BfsOptions())
+    assert result.outcome is Outcome.VIOLATION
+    assert [d.property for d in result.violations] == ["kraft_caught_up_broker_acts_on_image"]
