@@ -100,10 +100,43 @@ def test_last_replica_standing_loses_an_acknowledged_record_without_eligible_lea
         assert no_acknowledged_record_lost(state) is None
 
 
-#: kraft-default's shortest violation (10 steps, found by the local BFS at depth 11, tests/test_kraft_scenarios.py's
-#: TRACES): KIP-966's last replica standing reached through a follower's lost acknowledgement, an ISR shrink and the
-#: leader's controlled shutdown. The scenario's bound (stale_metadata_brokers = []) replays every running broker
-#: within each step.
+#: kraft-default with the broker failure an unclean shutdown (the host stops: the log loses its unflushed tail) rather
+#: than a process crash; docs/kraft.md's "last replica standing through a controlled shutdown" reads its violation.
+DEFAULT_UNCLEAN_SHUTDOWN = '''\
+name = "kraft-default-unclean-shutdown"
+description = """
+The KRaft controller of Kafka 3.9: three brokers, topic "orders" with one partition on all three (min.insync.replicas
+2, eligible leader replicas off as in 3.9's default). A producer writes one record with acks=all; one broker may stop
+uncleanly (losing its unflushed log) and restart, another may shut down through its heartbeats, and a leader may
+send one AlterPartition. Exercises registration and unfencing, session expiry and fencing with the elections
+handleBrokerFenced triggers, controlled shutdown, stale metadata images, fetching and the high watermark."""
+
+[cluster]
+brokers = [{ id = 0 }, { id = 1 }, { id = 2 }]
+
+[[topics]]
+name = "orders"
+replicas = [[0, 1, 2]]
+
+[kafka]
+controller = "kraft"
+version = "3.9"
+min_insync_replicas = 2
+eligible_leader_replicas_enable = false
+
+[bounds]
+unclean_shutdowns = 1
+restarts = 1
+controlled_shutdowns = 1
+produces = 1
+alter_partitions = 1
+stale_metadata_brokers = []  # every broker replays within each step: docs/kraft.md says what this hides
+'''
+
+#: DEFAULT_UNCLEAN_SHUTDOWN's shortest violation (10 steps, found by the local BFS at depth 11: 52,876 distinct
+#: states, 96,810 generated): KIP-966's last replica standing reached through a follower's lost acknowledgement, an
+#: ISR shrink and the leader's controlled shutdown. The scenario's bound (stale_metadata_brokers = []) replays every
+#: running broker within each step.
 DEFAULT_VIOLATION = [
     Action(ActionKind.Produce, 0, 0),  # broker 0 leads orders-0, ISR [0, 1, 2]: one record in epoch 0
     Action(ActionKind.Fetch, 2, 0),  # broker 2 copies it; broker 1 does not fetch
@@ -119,15 +152,16 @@ DEFAULT_VIOLATION = [
 
 
 @pytest.mark.parametrize(("elr", "lost"), [(False, True), (True, False)])
-def test_kraft_default_violation_is_the_last_replica_standing_through_a_controlled_shutdown(
+def test_an_unclean_shutdown_in_kraft_default_is_the_last_replica_standing_through_a_controlled_shutdown(
         elr: bool, lost: bool) -> None:
-    """kraft-default's violation, step by step through the scenario's model: with ELR off (Kafka 3.9's default) a
-    follower's fetch offset acknowledges a record it then loses uncleanly, the leader's ISR shrink and its controlled
-    shutdown (neither looks at min.insync.replicas) leave that follower the ISR's only member and its leader, and
-    its new incarnation, still the ISR, is elected again without the record, which only broker 0 (in controlled
-    shutdown, now a follower) holds. With ELR (KIP-966) the controlled shutdown puts broker 0 in the ELR and broker
-    2's registration takes it out of the ISR and ELR: no leader, nothing lost."""
-    model = model_for(_scenario("kraft-default", elr))
+    """kraft-default with an unclean shutdown for its failure, its violation step by step through the scenario's
+    model: with ELR off (Kafka 3.9's default) a follower's fetch offset acknowledges a record it then loses uncleanly,
+    the leader's ISR shrink and its controlled shutdown (neither looks at min.insync.replicas) leave that follower the
+    ISR's only member and its leader, and its new incarnation, still the ISR, is elected again without the record,
+    which only broker 0 (in controlled shutdown, now a follower) holds. With ELR (KIP-966) the controlled shutdown
+    puts broker 0 in the ELR and broker 2's registration takes it out of the ISR and ELR: no leader, nothing lost."""
+    model = model_for(load_scenario(DEFAULT_UNCLEAN_SHUTDOWN.replace(
+        "eligible_leader_replicas_enable = false", f"eligible_leader_replicas_enable = {str(elr).lower()}")))
     state = model.init_states()[0]
     for action in DEFAULT_VIOLATION:
         assert action in model.actions(state), model.describe_action(action)
@@ -145,6 +179,47 @@ def test_kraft_default_violation_is_the_last_replica_standing_through_a_controll
     else:
         assert (partition.leader, partition.isr) == (2, (2,))
         assert broker2.leading[0] is not None and broker2.logs[0].records == ()  # leads, by applyDelta, empty
+
+
+#: DEFAULT_VIOLATION with broker 2's process crashing (kraft-default's failure) where its host failed
+CRASH_INSTEAD = [Action(ActionKind.BrokerCrash, 2) if a.kind is ActionKind.UncleanShutdown else a
+                 for a in DEFAULT_VIOLATION]
+
+
+@pytest.mark.parametrize("elr", [False, True])
+def test_a_broker_crash_keeps_the_log_and_registers_as_an_unclean_shutdown(elr: bool) -> None:
+    """kraft-default's BrokerCrash in place of the unclean shutdown: broker 2's log keeps the record through its crash
+    and restart, so with ELR off its new incarnation, elected from the ISR [2], leads with the record and nothing is
+    lost; with ELR on registerBroker's handleBrokerUncleanShutdown takes it out of the ISR and ELR all the same (the
+    controller cannot tell a crash that kept the log from one that lost it), leaving broker 0 the ELR and no leader."""
+    model = model_for(_scenario("kraft-default", elr))
+    state = model.init_states()[0]
+    for action in CRASH_INSTEAD:
+        assert action in model.actions(state), model.describe_action(action)
+        after = model.next_state(state, action)
+        assert after is not None
+        state = after
+        if action.kind is ActionKind.BrokerCrash:
+            assert state.brokers[2].logs[0].records == (0,) and not state.brokers[2].alive
+            assert state.budget.crashes == 1 and state.budget.unclean_shutdowns == 0
+    assert state.acknowledged == ((0, 0, 0),)
+    assert no_acknowledged_record_lost(state) is None
+    partition = replay(state.metadata_log).partitions[0]
+    broker2 = state.brokers[2]
+    assert broker2.logs[0].records == (0,)
+    if elr:
+        assert (partition.leader, partition.isr, partition.elr) == (NO_LEADER, (), (0,))
+    else:
+        assert (partition.leader, partition.isr) == (2, (2,))
+        assert broker2.leading[0] is not None
+
+
+@pytest.mark.parametrize("value", ["-1", '"one"', "1.5"])
+def test_a_bad_crashes_bound_is_refused_in_one_sentence(value: str) -> None:
+    """[bounds] crashes takes a whole number from 0."""
+    text = (SCENARIOS / "kraft-default.toml").read_text().replace("crashes = 1", f"crashes = {value}")
+    with pytest.raises(ScenarioError, match=r"crashes"):
+        load_scenario(text)
 
 
 def test_damaged_state_bytes_are_refused_with_value_error() -> None:

@@ -2,7 +2,8 @@
 
 Each kind is named after the Kafka request or method it mirrors; its handler returns the successor state, or
 None when the step would change nothing (a rejected request). The bounded kinds spend ``[bounds]``
-(:class:`model.scenario.kraft.KraftBounds`): ``UncleanShutdown`` unclean_shutdowns, ``BrokerRegistration``
+(:class:`model.scenario.kraft.KraftBounds`): ``UncleanShutdown`` unclean_shutdowns, ``BrokerCrash`` crashes,
+``BrokerRegistration``
 restarts, ``BeginControlledShutdown`` controlled_shutdowns, ``SessionExpiry`` of a running broker
 session_expiries (an offline broker's session expires for free: it sends no heartbeats), ``Produce`` produces,
 ``AlterPartition`` alter_partitions, and the admin's requests ``CreateTopics`` topic_creations, ``DeleteTopics``
@@ -47,6 +48,7 @@ class ActionKind(enum.Enum):
     SessionExpiry = "SessionExpiry"
     MaybeFenceStaleBrokers = "MaybeFenceStaleBrokers"
     UncleanShutdown = "UncleanShutdown"
+    BrokerCrash = "BrokerCrash"
     Produce = "Produce"
     Fetch = "Fetch"
     AlterPartition = "AlterPartition"
@@ -196,14 +198,42 @@ def maybe_fence_stale_brokers(scenario: Scenario, state: KraftState, action: Act
 
 
 def unclean_shutdown(scenario: Scenario, state: KraftState, action: Action) -> KraftState | None:
-    """The broker's host stops without flushing (a power loss): every log loses its unflushed tail. Kafka
-    leaves flushing to the OS (``log.flush.interval.messages`` unbounded), so the tail may be anything; the model
-    takes the worst case, as the KIP-966 TLA+ specification's ``DataLossShutdown`` does: nothing survives. The
+    """The broker's host stops without flushing (a power loss, a kernel crash): every log loses its unflushed tail.
+    Kafka leaves flushing to the OS (``log.flush.interval.messages`` unbounded), so the tail may be anything; the
+    model takes the worst case, as the KIP-966 TLA+ specification's ``DataLossShutdown`` does: nothing survives. The
     metadata log (KRaft fsyncs it) survives."""
+    return _stop_without_clean_shutdown(state, action, log_kept=False, bound="unclean_shutdowns")
+
+
+def broker_crash(scenario: Scenario, state: KraftState, action: Action) -> KraftState | None:
+    """The broker's process stops (kill -9, ``-XX:+ExitOnOutOfMemoryError``, ``Exit.halt`` on a fatal error: no
+    shutdown hook runs) without a controlled shutdown and without flushing; the host stays up, so what the process
+    wrote is in the OS page cache and its logs survive whole.
+
+    Kafka 3.9.0-rc3: no ``BrokerLifecycleManager.beginControlledShutdown`` (no heartbeat with ``wantShutDown``), and
+    ``LogManager.shutdown`` does not run, so no clean shutdown marker (``CleanShutdownFileHandler``, written with the
+    broker epoch) is left: at the next start ``LogManager.loadLogs`` finds ``hadCleanShutdown`` false and recovers
+    the logs from their recovery points (``LogLoader.recoverLog``: the records are all there),
+    ``readBrokerEpochFromCleanShutdownFiles`` is empty and the ``BrokerRegistrationRequest``'s
+    ``PreviousBrokerEpoch`` is -1. The controller learns of the crash only when the session expires
+    (``SessionExpiry``, free for a stopped broker); the restart is ``BrokerRegistration``, whose
+    ``ClusterControlManager.registerBroker`` calls ``ReplicationControlManager.handleBrokerUncleanShutdown`` for
+    the new incarnation (with ELR off it returns at once: ``isElrSupported``; with ELR on it takes the broker out
+    of every ISR and ELR, although its log is whole: 3.9.0-rc3's controller does not read ``PreviousBrokerEpoch``).
+
+    Deviations: the log recovery's truncation of a torn last batch is not modelled (a step appends whole records);
+    the high watermark is kept as it was (Kafka restarts from the ``replication-offset-checkpoint`` written every
+    ``replica.high.watermark.checkpoint.interval.ms``, which may be lower)."""
+    return _stop_without_clean_shutdown(state, action, log_kept=True, bound="crashes")
+
+
+def _stop_without_clean_shutdown(state: KraftState, action: Action, *, log_kept: bool, bound: str) -> KraftState:
+    """The broker stops with no controlled shutdown and no clean shutdown marker, leading nothing; its partition
+    logs are kept (a process crash) or lost (a host failure); ``bound`` is spent."""
     broker = state.brokers[_index(state, action.broker)]
-    broker = attrs.evolve(broker, process=OFFLINE_UNCLEAN, logs=tuple(PartitionLog() for _ in broker.logs),
-                          leading=tuple(None for _ in broker.leading))
-    return _spend(rm.replace_broker(state, broker), "unclean_shutdowns")
+    logs = broker.logs if log_kept else tuple(PartitionLog() for _ in broker.logs)
+    broker = attrs.evolve(broker, process=OFFLINE_UNCLEAN, logs=logs, leading=tuple(None for _ in broker.leading))
+    return _spend(rm.replace_broker(state, broker), bound)
 
 
 def leader_min_isr(scenario: Scenario, leader: BrokerState, index: int) -> int:
@@ -323,7 +353,7 @@ def _lifecycle_actions(settings: KraftSettings, state: KraftState, image: Metada
 
 def _failure_actions(settings: KraftSettings, state: KraftState, image: MetadataImage) -> list[Action]:
     """Session expiry (a dead broker's always, a live one's within the budget), two at once with ``KAFKA_13173``
-    on, and unclean shutdown."""
+    on, unclean shutdown and broker crash."""
     bounds, budget, brokers = settings.bounds, state.budget, state.brokers
     actions = [Action(ActionKind.SessionExpiry, b.id) for b in brokers
                if not image.is_fenced(b.id) and (not b.alive or budget.session_expiries < bounds.session_expiries)]
@@ -334,6 +364,8 @@ def _failure_actions(settings: KraftSettings, state: KraftState, image: Metadata
                     if a.id != b.id and budget.session_expiries + a.alive + b.alive <= bounds.session_expiries]
     if budget.unclean_shutdowns < bounds.unclean_shutdowns:
         actions += [Action(ActionKind.UncleanShutdown, b.id) for b in brokers if b.alive]
+    if budget.crashes < bounds.crashes:
+        actions += [Action(ActionKind.BrokerCrash, b.id) for b in brokers if b.alive]
     return actions
 
 
@@ -437,6 +469,7 @@ KINDS: dict[ActionKind, Kind] = {
     ActionKind.MaybeFenceStaleBrokers: Kind("failures", maybe_fence_stale_brokers,
                                             lambda a, s: f"MaybeFenceStaleBrokers(brokers={list(a.stale)})"),
     ActionKind.UncleanShutdown: Kind("failures", unclean_shutdown, lambda a, s: f"UncleanShutdown({_who(a)})"),
+    ActionKind.BrokerCrash: Kind("failures", broker_crash, lambda a, s: f"BrokerCrash({_who(a)})"),
     ActionKind.Produce: Kind("client", produce, lambda a, s: f"Produce({_who(a)}, {_where(a, s)})"),
     ActionKind.Fetch: Kind("broker", fetch, lambda a, s: f"Fetch({_who(a)}, {_where(a, s)})"),
     ActionKind.AlterPartition: Kind("broker", alter_partition,

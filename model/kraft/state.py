@@ -46,7 +46,8 @@ from model.kraft.records import (
 
 #: A broker's process (the TLA+ specification's broker status, in Kafka's ``BrokerLifecycleManager`` terms):
 #: running, running and asking to shut down (``wantShutDown`` in its heartbeats), stopped after a clean
-#: shutdown, stopped after an unclean one (its logs lost their unflushed tail).
+#: shutdown, stopped without one (no clean shutdown marker, ``LogManager``'s ``hadCleanShutdown`` false at its next
+#: start: its logs lost their unflushed tail after an ``UncleanShutdown``, kept them after a ``BrokerCrash``).
 RUNNING, SHUTTING_DOWN, OFFLINE_CLEAN, OFFLINE_UNCLEAN = 0, 1, 2, 3
 PROCESS_NAMES = {RUNNING: "running", SHUTTING_DOWN: "shutting down", OFFLINE_CLEAN: "offline (clean)",
                  OFFLINE_UNCLEAN: "offline (unclean)"}
@@ -111,6 +112,7 @@ class Budget:
     topic_creations: int = 0
     topic_deletions: int = 0
     min_insync_replicas_changes: int = 0
+    crashes: int = 0
 
 
 @attrs.frozen
@@ -191,7 +193,10 @@ class Codec:
         spent: tuple[int, ...] = (budget.unclean_shutdowns, budget.restarts, budget.controlled_shutdowns,
                                   budget.session_expiries, budget.produces, budget.alter_partitions)
         admin = (budget.topic_creations, budget.topic_deletions, budget.min_insync_replicas_changes)
-        if any(admin):  # the admin's budget only once spent: the bytes of scenarios without admin requests stay
+        # the admin's budget and the crashes only once spent: the bytes of scenarios without them stay as they were
+        if budget.crashes:
+            spent += (*admin, budget.crashes)
+        elif any(admin):
             spent += admin
         tree = (tuple(self._record(r) for r in state.metadata_log[len(self.prefix):]),
                 tuple(state.controlled_shutdown_offsets), tuple(self._broker(b) for b in state.brokers),

@@ -2,7 +2,7 @@
 
 A KRaft scenario names the brokers, the topics with their replica lists, Kafka's configuration
 (``min.insync.replicas``, ``unclean.leader.election.enable``, and whether eligible leader replicas, KIP-966,
-are on) and the environment's budget in ``[bounds]``: how many unclean shutdowns, restarts, controlled
+are on) and the environment's budget in ``[bounds]``: how many unclean shutdowns, broker crashes, restarts, controlled
 shutdowns, session expiries of running brokers, produce requests and AlterPartition requests the explorer may
 inject. :func:`load_kraft_scenario` reads them into the same :class:`~model.scenario.loader.Scenario` the
 ZooKeeper model reads, with its ``kraft`` settings set; the keys of the ZooKeeper controller that have no
@@ -50,6 +50,8 @@ class KraftBounds:
     topic_deletions: int = 0  # DeleteTopics requests (of the topics deleted_by_admin = true) the controller accepts
     # IncrementalAlterConfigs requests setting a topic's min.insync.replicas (to one of min_insync_replicas_by_admin)
     min_insync_replicas_changes: int = 0
+    # a running broker's process stops (kill -9, OOM, a JVM exit) without a clean shutdown; its log survives
+    crashes: int = 0
 
 
 @attrs.frozen
