@@ -5,7 +5,9 @@ Kafka 3.9.0-rc3, ``metadata/src/main/java/org/apache/kafka/controller/``:
 * ``ClusterControlManager.registerBroker``: a new incarnation gets a new broker epoch (the offset of its
   ``RegisterBrokerRecord``, as ``QuorumController`` passes the log's next offset) and, through
   ``brokerUncleanShutdownHandler``, ``ReplicationControlManager.handleBrokerUncleanShutdown`` first (3.9.0-rc3
-  calls it for every new incarnation, clean shutdown or not). A registration is refused while the old
+  calls it for every new incarnation, clean shutdown or not: the ``PreviousBrokerEpoch`` a broker sends after a
+  clean shutdown, read from its clean shutdown marker, is not looked at; so a restart after a ``BrokerCrash``, its
+  log whole, is handled as one after an ``UncleanShutdown``). A registration is refused while the old
   incarnation's session is valid (``DuplicateBrokerRegistrationException``); the model offers it once the
   controller has fenced the old one.
 * ``BrokerHeartbeatManager.calculateNextBrokerState`` and ``ReplicationControlManager.processBrokerHeartbeat``:
