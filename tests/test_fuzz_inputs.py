@@ -718,7 +718,10 @@ def fuzz_tampered_runs(full: bool, stopped: tuple[dict[str, Path], Any], workdir
         else:
             data[offset:offset] = bytes([value])
         path.write_bytes(bytes(data))
-        result = invoke("explore", "--resume", str(run_dir), "--format", "json")
+        # a Spark run resumes on its driver whatever the first resumed level's warm-up time makes its rate per state
+        # look like (a session is started once a level is estimated at half of --driver-level-seconds)
+        driver = ("--driver-level-seconds", "86400") if engine == "spark" else ()
+        result = invoke("explore", "--resume", str(run_dir), *driver, "--format", "json")
         tally.record(result)
         if result.exit_code != 2:  # not refused: the resumed run must end as the uninterrupted one
             assert _verdict(result) == complete, (engine, name, how, offset, value)
