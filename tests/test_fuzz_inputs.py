@@ -681,7 +681,8 @@ def stopped_at_depth_2(workdir: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[
     runs = {}
     for engine in ("local", "spark"):
         out = workdir / f"stopped-{engine}"
-        stopped = invoke("explore", TAMPERED, "--engine", engine, "--max-depth", "2", "--out", str(out))
+        driver = ("--driver-level-seconds", "86400") if engine == "spark" else ()  # every level on the driver
+        stopped = invoke("explore", TAMPERED, "--engine", engine, "--max-depth", "2", *driver, "--out", str(out))
         assert stopped.exit_code == 3, stopped.stderr
         [runs[engine]] = out.iterdir()
     return runs, _verdict(complete)
