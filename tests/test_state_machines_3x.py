@@ -164,18 +164,7 @@ def test_new_partition_to_online_partition_transition() -> None:
     assert partition_state(s, "t", 0) is P.OnlinePartition
 
 
-FAILOVER = """
-[kafka]
-version = "3.9"
-[cluster]
-brokers = [0, 1]
-[[topics]]
-name = "t"
-replicas = [[0, 1]]
-[bounds]
-broker_failures = 1
-controller_failovers = 1
-"""
+FAILOVER = scenario("[[0, 1]]", bounds="broker_failures = 1\ncontroller_failovers = 1")
 
 
 def test_startup_online_and_offline_replicas() -> None:
