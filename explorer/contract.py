@@ -98,12 +98,21 @@ class Property:
     """A named property. ``check`` returns evidence (a finding) or None (nothing to report).
 
     For state kinds ``check(state)``; for action kinds ``check(prev, action, next)``.
+
+    ``trigger``, optional, takes the same arguments as ``check`` and says whether what the check reads may
+    have anything to report: where it returns a false value, ``check`` returns None (a transition property
+    that reads only what a step logged, and the step logged nothing; a state property judged only in some
+    states). It is a promise about ``check``, which stays complete on its own (replay and the reports call
+    it alone), and a saving for the engines: :func:`explorer.expand.expand_batch` evaluates a trigger that
+    several properties share (the same object) once per state or transition, and checks those properties
+    only where it is true. A trigger must be cheaper than the checks it guards and as deterministic.
     """
 
     name: str
     kind: PropertyKind
     description: str
     check: Callable[..., Evidence | None] = attrs.field(eq=False, repr=False)
+    trigger: Callable[..., Any] | None = attrs.field(default=None, eq=False, repr=False)
 
 
 class Model(Protocol, Generic[S, A]):

@@ -132,6 +132,10 @@ def expand_batch(
     """
     on_state = tuple(p for p in properties.on_state if p.name not in skip)
     on_transition = tuple(p for p in properties.on_transition if p.name not in skip)
+    state_checks, transition_checks = _by_trigger(on_state), _by_trigger(on_transition)
+    # A state's or a transition's findings in the order of the properties, whatever the order of the triggers.
+    rank = {p.name: i for i, p in enumerate(on_state + on_transition)}
+    found: list[tuple[Property, Evidence]] = []
     # Copying a hasher made once is cheaper than making one per successor (argument parsing and
     # parameter set-up were half of BLAKE2b's cost on small states); same digests.
     new_hasher = hashlib.blake2b(digest_size=fingerprint_bits // 8).copy
@@ -152,10 +156,16 @@ def expand_batch(
     findings: list[tuple[int, Finding]] = []
     children: list[Any] | None = [] if keep_children else None
     for position, state in enumerate(states):
-        for prop in on_state:
-            evidence = prop.check(state)
-            if evidence is not None:
-                findings.append((position, Finding(prop.name, evidence)))
+        for trigger, props in state_checks:
+            if trigger is None or trigger(state):
+                for prop in props:
+                    evidence = prop.check(state)
+                    if evidence is not None:
+                        found.append((prop, evidence))
+        if found:
+            found.sort(key=lambda f: rank[f[0].name])
+            findings.extend((position, Finding(prop.name, evidence)) for prop, evidence in found)
+            found.clear()
         if not generate or not within_boundary(state):
             actions_per_state.append(0)
             continue
@@ -174,11 +184,17 @@ def expand_batch(
             add_code(code_of(action_name(action)))
             if children is not None:
                 children.append(child)
-            for prop in on_transition:
-                evidence = prop.check(state, action, child)
-                if evidence is not None:
-                    child_fp = int.from_bytes(digest, "little", signed=True)
-                    findings.append((position, Finding(prop.name, evidence, index, child_fp)))
+            for trigger, props in transition_checks:
+                if trigger is None or trigger(state, action, child):
+                    for prop in props:
+                        evidence = prop.check(state, action, child)
+                        if evidence is not None:
+                            found.append((prop, evidence))
+            if found:
+                child_fp = int.from_bytes(digest, "little", signed=True)
+                found.sort(key=lambda f: rank[f[0].name])
+                findings.extend((position, Finding(prop.name, evidence, index, child_fp)) for prop, evidence in found)
+                found.clear()
         actions_per_state.append(len(actions))
         row += len(actions)
     counts = np.frombuffer(actions_per_state, dtype=np.int32)
@@ -198,6 +214,16 @@ def expand_batch(
         findings=tuple(findings),
         children=children,
     )
+
+
+def _by_trigger(properties: Sequence[Property]) -> tuple[tuple[Any, tuple[Property, ...]], ...]:
+    """The properties grouped by their trigger (the same object), each group once, in the order of first
+    appearance: :func:`expand_batch` evaluates a group's trigger once and checks its properties only where it is
+    true (the trigger's promise, :class:`~explorer.contract.Property`)."""
+    groups: dict[int, tuple[Any, list[Property]]] = {}
+    for prop in properties:
+        groups.setdefault(id(prop.trigger), (prop.trigger, []))[1].append(prop)
+    return tuple((trigger, tuple(props)) for trigger, props in groups.values())
 
 
 def expand(

@@ -29,6 +29,57 @@ Check = Callable[..., dict[str, Any] | None]
 
 
 # ---------------------------------------------------------------------------------------------
+# triggers (explorer.contract.Property.trigger): where one is false, the checks it guards return None
+# ---------------------------------------------------------------------------------------------
+
+#: The fields of :class:`~model.zk.state.values.StepLog` that the transition properties guarded by
+#: :func:`step_logged` read: each returns None on a step whose log leaves all of them empty.
+LOGGED_FIELDS = ("zombie_step", "controller_initialized", "controller_resignations", "repeated_elections",
+                 "failed_elections", "completed_deletions", "deletion_retries", "elections", "isr_updates",
+                 "zk_conflicts", "reassignments_completed", "partitions_added", "additions_reverted", "topics_created",
+                 "zk_write_fenced", "controlled_shutdown_results", "preferred_elections_completed")
+
+
+def step_logged(prev: ClusterState, action: Any, nxt: ClusterState) -> bool:
+    """Whether the step's log records one of :data:`LOGGED_FIELDS` (most steps log none: a broker applying a
+    request, an event that changes nothing the properties look at)."""
+    log = nxt.log
+    return bool(log.zombie_step or log.controller_initialized or log.controller_resignations
+                or log.repeated_elections or log.failed_elections or log.completed_deletions
+                or log.deletion_retries or log.elections or log.isr_updates or log.zk_conflicts
+                or log.reassignments_completed or log.partitions_added or log.additions_reverted
+                or log.topics_created or log.zk_write_fenced or log.controlled_shutdown_results
+                or log.preferred_elections_completed)
+
+
+def _topics_changed(prev: ClusterState, action: Any, nxt: ClusterState) -> bool:
+    """Whether the step made ZooKeeper's topic table anew (a step keeps the objects it did not change)."""
+    return prev.zk.topics is not nxt.zk.topics
+
+
+def _stray_logs_tracked(prev: ClusterState, action: Any, nxt: ClusterState) -> bool:
+    return bool(prev.history.stray_logs)
+
+
+def _leadership_changed(prev: ClusterState, action: Any, nxt: ClusterState) -> bool:
+    """Whether the step made ZooKeeper's partition states, the controller's leadership or the brokers anew."""
+    return (prev.zk.partitions is not nxt.zk.partitions or prev.controller.leadership is not nxt.controller.leadership
+            or prev.brokers is not nxt.brokers)
+
+
+def _replica_states_changed(prev: ClusterState, action: Any, nxt: ClusterState) -> bool:
+    """Whether the step's log records replica state changes, a former controller's step or a controller's
+    initialisation, or the step made the controller's replica states anew."""
+    log = nxt.log
+    return bool(log.zombie_step or log.controller_initialized or log.replica_transitions
+                or prev.controller.replica_states is not nxt.controller.replica_states)
+
+
+def _offline_dirs_changed(prev: ClusterState, action: Any, nxt: ClusterState) -> bool:
+    return prev.controller.replicas_on_offline_dirs is not nxt.controller.replicas_on_offline_dirs
+
+
+# ---------------------------------------------------------------------------------------------
 # protocol properties
 # ---------------------------------------------------------------------------------------------
 
@@ -73,7 +124,8 @@ def _rack_spread(scenario: Scenario) -> Check:
 
 
 @register("deletion_completes_only_when_all_replicas_succeeded", ACTION_ALWAYS, "protocol",
-          "a topic leaves ZooKeeper only after every assigned replica's log was deleted by its broker")
+          "a topic leaves ZooKeeper only after every assigned replica's log was deleted by its broker",
+          trigger=_topics_changed)
 def _deletion_completes(scenario: Scenario) -> Check:
     def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
         gone = {t for t, _ in prev.zk.topics} - {t for t, _ in nxt.zk.topics}
@@ -96,7 +148,8 @@ def _deletion_completes(scenario: Scenario) -> Check:
 
 @register("recreated_topic_never_adopts_stray_log", ACTION_ALWAYS, "protocol",
           "no broker takes up, through a LeaderAndIsr after the topic was re-created, a partition whose log on "
-          "its disk is left from the earlier topic of that name")
+          "its disk is left from the earlier topic of that name",
+          trigger=_stray_logs_tracked)
 def _no_stray_adoption(scenario: Scenario) -> Check:
     """Before KIP-516's topic IDs (2.8, protocol 2.8) a log of a deleted topic that survived its
     deletion (``no_stray_logs_when_idle``) is, for a broker, simply the log of the partition of that
@@ -200,7 +253,8 @@ def _isr_never_empty(scenario: Scenario) -> Check:
 
 @register("leader_epoch_monotonic", ACTION_ALWAYS, "protocol",
           "leader epochs and znode versions never decrease: in ZooKeeper, in the controller's cache, "
-          "and in a live broker's view")
+          "and in a live broker's view",
+          trigger=_leadership_changed)
 def _epoch_monotonic(scenario: Scenario) -> Check:
     def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
         for where, before, after in (("zookeeper", prev.zk.partitions, nxt.zk.partitions),
@@ -234,7 +288,8 @@ def _epoch_monotonic(scenario: Scenario) -> Check:
 
 @register("replica_transitions_follow_kafka_table", ACTION_ALWAYS, "sanity",
           "every replica state change in a step is allowed by Kafka's valid-previous-state table, and the "
-          "recorded changes account for every difference between the two states")
+          "recorded changes account for every difference between the two states",
+          trigger=_replica_states_changed)
 def _transitions_follow_table(scenario: Scenario) -> Check:
     """A new controller's ``initializeReplicaState`` puts every replica's state without a transition (recorded
     as ``initial_replica_states``): the walk starts from those, also when a controller whose ``/controller`` was
@@ -360,7 +415,7 @@ def when_idle(name: str, description: str) -> Callable[[Callable[[Scenario], Che
 
             return check_when_idle
 
-        register(name, ALWAYS, "quiescence", description)(build_when_idle)
+        register(name, ALWAYS, "quiescence", description, trigger=quiescent)(build_when_idle)
         return build
 
     return decorate
@@ -725,7 +780,8 @@ def _leader_isr_within_replicas(scenario: Scenario) -> Check:
 
 @register("zk_written_only_by_active_controller", ACTION_ALWAYS, "protocol",
           "a controller that lost controllership (another was elected with a higher controller epoch) writes "
-          "nothing to ZooKeeper (KAFKA-6082's fencing)")
+          "nothing to ZooKeeper (KAFKA-6082's fencing)",
+          trigger=step_logged)
 def _single_writer(scenario: Scenario) -> Check:
     """Single writer per controller epoch: once a newer controller is elected, only it changes ZooKeeper.
     A former controller that writes anyway (before 2.1, KAFKA-3083 / KAFKA-6082) leaves ZooKeeper differing
@@ -759,7 +815,8 @@ def _single_writer(scenario: Scenario) -> Check:
 @register("failover_context_from_zookeeper", ACTION_ALWAYS, "protocol",
           "a controller that takes over (onControllerFailover) reassigns only the partitions "
           "/admin/reassign_partitions names (from 2.4 also those its topic znode shows being reassigned): its "
-          "context comes from ZooKeeper alone")
+          "context comes from ZooKeeper alone",
+          trigger=step_logged)
 def _failover_context(scenario: Scenario) -> Check:
     """The property KAFKA-5310 broke: a resigned controller kept its partitionsBeingReassigned, and re-elected
     later it carried on with a reassignment the admin had cancelled in the meantime."""
@@ -786,7 +843,8 @@ def _failover_context(scenario: Scenario) -> Check:
 
 @register("elected_controller_completes_failover", ACTION_ALWAYS, "protocol",
           "a newly elected controller completes onControllerFailover and stays the controller: no exception out of "
-          "it makes the controller resign (elect's triggerControllerMove)")
+          "it makes the controller resign (elect's triggerControllerMove)",
+          trigger=step_logged)
 def _elected_controller_completes_failover(scenario: Scenario) -> Check:
     """Kafka 2.3's ``elect()`` catches any exception of ``onControllerFailover`` and resigns; the successor
     rebuilds the same context from the same ZooKeeper, so an exception that ZooKeeper's content causes repeats
@@ -806,7 +864,8 @@ def _elected_controller_completes_failover(scenario: Scenario) -> Check:
 
 @register("election_bumps_epoch_once", ACTION_ALWAYS, "protocol",
           "one election (one electLeaderForPartitions call) writes each partition's new leader once: one "
-          "leader-epoch bump per partition")
+          "leader-epoch bump per partition",
+          trigger=step_logged)
 def _election_once(scenario: Scenario) -> Check:
     """Broken by electLeaderForPartitions' retry in 1.1 – 2.3, which re-elected every partition of the call
     after a BADVERSION on one of them (fixed in 2.4 within KAFKA-8286)."""
@@ -824,7 +883,8 @@ def _election_once(scenario: Scenario) -> Check:
 
 @register("auto_rebalance_elections_feasible", ACTION_ALWAYS, "protocol",
           "the auto leader rebalance runs a preferred replica election only for partitions whose preferred replica "
-          "is live and in the ISR (KAFKA-9866)")
+          "is live and in the ISR (KAFKA-9866)",
+          trigger=step_logged)
 def _auto_rebalance_feasible(scenario: Scenario) -> Check:
     def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
         if nxt.log.zombie_step or not prev.controller.events or (
@@ -915,6 +975,7 @@ Witness = Callable[[ClusterState, Any, ClusterState], dict[str, Any] | None]
 def _first(field: str, key: str, show: Callable[[Any], Any] = _tp) -> Witness:
     """A step whose state-change log (``StepLog.<field>``) has an entry witnesses the property; the evidence is
     its first entry, shown under ``key``."""
+    assert field in LOGGED_FIELDS, f"{field} is read: step_logged must look at it"
     read = operator.attrgetter(f"log.{field}")
 
     def witness(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
@@ -1011,8 +1072,15 @@ SOMETIMES_PROPERTIES: tuple[tuple[str, str, Witness], ...] = (
 )
 
 
+#: The trigger of a witness that reads more than :data:`LOGGED_FIELDS` (the others read only those).
+_WITNESS_TRIGGERS: dict[Witness, Callable[[ClusterState, Any, ClusterState], bool]] = {
+    _log_dir_replica_offline: _offline_dirs_changed,
+}
+
+
 def _register_sometimes(name: str, description: str, witness: Witness) -> None:
-    register(name, ACTION_SOMETIMES, "sometimes", description)(lambda scenario: witness)
+    register(name, ACTION_SOMETIMES, "sometimes", description,
+             trigger=_WITNESS_TRIGGERS.get(witness, step_logged))(lambda scenario: witness)
 
 
 for _name, _description, _witness in SOMETIMES_PROPERTIES:

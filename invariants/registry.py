@@ -31,23 +31,27 @@ class PropertySpec:
     group: str
     description: str
     build: Callable[[Scenario], Callable[..., Any]] = attrs.field(eq=False, repr=False)
+    #: the property's :attr:`explorer.contract.Property.trigger`, the same for every scenario
+    trigger: Callable[..., Any] | None = attrs.field(default=None, eq=False, repr=False)
 
     def for_scenario(self, scenario: Scenario) -> Property:
-        return Property(self.name, self.kind, self.description, self.build(scenario))
+        return Property(self.name, self.kind, self.description, self.build(scenario), self.trigger)
 
 
 REGISTRY: dict[str, PropertySpec] = {}
 
 
-def register(name: str, kind: PropertyKind, group: str, description: str) -> Callable[[Any], Any]:
-    """Register a builder ``scenario -> check`` under ``name``."""
+def register(name: str, kind: PropertyKind, group: str, description: str,
+             trigger: Callable[..., Any] | None = None) -> Callable[[Any], Any]:
+    """Register a builder ``scenario -> check`` under ``name``, with the check's ``trigger`` if it has one (see
+    :class:`explorer.contract.Property`)."""
     if group not in GROUPS:
         raise ValueError(f"unknown group {group!r}")
 
     def decorate(build: Callable[[Scenario], Callable[..., Any]]) -> Callable[[Scenario], Callable[..., Any]]:
         if name in REGISTRY:
             raise ValueError(f"property {name!r} registered twice")
-        REGISTRY[name] = PropertySpec(name, kind, group, description, build)
+        REGISTRY[name] = PropertySpec(name, kind, group, description, build, trigger)
         return build
 
     return decorate
