@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 import attrs
 
@@ -93,7 +94,7 @@ class Actor(enum.Enum):
     FAILURE = "failure"
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)  # actions are memo keys: hashed once each
 class Action:
     kind: ActionKind
     broker: int = -1
@@ -284,32 +285,71 @@ class Enabling:
     races: bool = True
 
     @classmethod
-    def of(cls, scenario: Scenario, state: ClusterState) -> Enabling:
+    def of(cls, scenario: Scenario, state: ClusterState, path: partition_leader.IsrPath | None = None,
+           candidates: _Candidates | None = None) -> Enabling:
+        """``path``: the scenario's (:meth:`~partition_leader.IsrPath.of`); ``candidates``: a memo of the ISR changes
+        by the parts they are worked out from."""
         if state.budget.isr_changes >= scenario.bounds.isr_changes:
             return cls(scenario, state, (), ())
-        path = partition_leader.IsrPath.of(scenario)
+        if path is None:
+            path = partition_leader.IsrPath.of(scenario)
+        isr_changes = (tuple(partition_leader.candidates_of(state, path)) if candidates is None
+                       else candidates.of(state, path))
         if path.alter_isr:
-            return cls(scenario, state, tuple(partition_leader.candidates_of(state, path)), (), races=False)
-        return cls(scenario, state, tuple(partition_leader.candidates_of(state, path)),
-                   tuple(partition_leader.shrinks_after_leader_and_isr(state)))
+            return cls(scenario, state, isr_changes, (), races=False)
+        return cls(scenario, state, isr_changes, tuple(partition_leader.shrinks_after_leader_and_isr(state)))
+
+
+class _Candidates:
+    """The ISR changes the leaders may write (:func:`partition_leader.candidates_of`), which read the brokers and
+    ZooKeeper's partition states alone, remembered by the identity of those two parts (states decoded by the codec
+    share their equal parts). The memo holds the parts it keys on, so that their identities are not reused while
+    they are keys, and is emptied when it holds ``entries``."""
+
+    def __init__(self, entries: int = 1 << 12) -> None:
+        self.entries = entries
+        self.memo: dict[tuple[int, int], tuple[Any, Any, tuple[partition_leader.IsrChange, ...]]] = {}
+
+    def of(self, state: ClusterState, path: partition_leader.IsrPath) -> tuple[partition_leader.IsrChange, ...]:
+        brokers, partitions = state.brokers, state.zk.partitions
+        key = (id(brokers), id(partitions))
+        hit = self.memo.get(key)
+        if hit is None:
+            if len(self.memo) >= self.entries:
+                self.memo.clear()
+            hit = self.memo[key] = (brokers, partitions, tuple(partition_leader.candidates_of(state, path)))
+        return hit[2]
 
 
 Enabled = Iterator[Action]
 
+#: The actions enumerated so far, by their fields in :class:`Action`'s order: each is made once and handed out as
+#: one object (the transition memos key on actions; an action met again is found by identity, not compared).
+_ACTIONS_MADE: dict[tuple[Any, ...], Action] = {}
+
+
+def _action(*fields: Any) -> Action:
+    """The one :class:`Action` of ``fields`` (positional, in the order of its attributes)."""
+    action = _ACTIONS_MADE.get(fields)
+    if action is None:
+        if len(_ACTIONS_MADE) >= 1 << 16:
+            _ACTIONS_MADE.clear()
+        action = _ACTIONS_MADE[fields] = Action(*fields)
+    return action
+
 
 def _controller_steps(e: Enabling) -> Enabled:
     if e.state.controller.events:
-        yield Action(K.ControllerProcessEvent)
+        yield _action(K.ControllerProcessEvent)
         if (e.state.controller.events[0].kind is EventKind.AlterIsrReceived
                 and e.state.budget.alter_isr_answers_lost < e.scenario.bounds.alter_isr_answers_lost):
-            yield Action(K.ControllerProcessEvent, alter_isr_answer_lost=True)
+            yield _action(K.ControllerProcessEvent, -1, "", -1, -1, None, False, -1, True)
         if not e.races:
             return
         for leader, (topic, p), follower, kind in e.isr_changes:
-            yield Action(K.ControllerProcessEvent, leader, topic, p, follower, isr_race=K(kind))
+            yield _action(K.ControllerProcessEvent, leader, topic, p, follower, K(kind))
         for leader, (topic, p), follower, kind in e.shrinks_after_leader_and_isr:
-            yield Action(K.ControllerProcessEvent, leader, topic, p, follower, isr_race=K(kind),
-                         isr_race_after_leader_and_isr=True)
+            yield _action(K.ControllerProcessEvent, leader, topic, p, follower, K(kind), True)
 
 
 def _broker_request_steps(e: Enabling) -> Enabled:
@@ -321,34 +361,34 @@ def _broker_request_steps(e: Enabling) -> Enabled:
     for broker_id, queue in state.channels:
         if not state.broker(broker_id).alive:
             continue
-        yield Action(K.BrokerApplyRequest, broker_id)
+        yield _action(K.BrokerApplyRequest, broker_id)
         head = queue[0]
         if (head.kind is RequestKind.StopReplica and head.deletes_partitions
                 and budget.stop_replica_errors < e.scenario.bounds.stop_replica_errors):
             for topic, p in head.deleted_partitions():  # ReplicaManager.stopReplicas: an error per partition
-                yield Action(K.BrokerFailsStopReplica, broker_id, topic, p)
+                yield _action(K.BrokerFailsStopReplica, broker_id, topic, p)
         if failures_left and environment.response_observable(state.broker(broker_id), head,
                                                              broker_id in offline_dirs,
                                                              e.scenario.bug("KAFKA_9946")):
-            yield Action(K.BrokerAppliesRequestAndDies, broker_id)
+            yield _action(K.BrokerAppliesRequestAndDies, broker_id)
 
 
 def _isr_changes(e: Enabling) -> Enabled:
     """The ISR changes leaders may write, then per live broker (by id) the propagation of those it recorded."""
     for leader, (topic, p), follower, kind in e.isr_changes:
-        yield Action(K(kind), leader, topic, p, follower)
+        yield _action(K(kind), leader, topic, p, follower)
     for b in e.state.brokers:
         if b.alive and b.pending_isr_changes:
-            yield Action(K.BrokerPropagatesIsrChanges, b.id)
+            yield _action(K.BrokerPropagatesIsrChanges, b.id)
 
 
 def _broker_failures_and_restarts(e: Enabling) -> Enabled:
     within = e.state.budget.broker_failures < e.scenario.bounds.broker_failures
     for b in e.state.brokers:
         if not b.alive:
-            yield Action(K.BrokerStartup, b.id)
+            yield _action(K.BrokerStartup, b.id)
         elif within:
-            yield Action(K.BrokerFailure, b.id)
+            yield _action(K.BrokerFailure, b.id)
 
 
 def _incarnations(topic: Topic, budget: Budget) -> int:
@@ -360,7 +400,7 @@ def _incarnations(topic: Topic, budget: Budget) -> int:
 def _topic_creations(e: Enabling) -> Enabled:
     for t in e.scenario.topics:
         if not t.created_initially and t.name not in e.state.budget.topics_created:
-            yield Action(K.AdminCreateTopic, topic=t.name)
+            yield _action(K.AdminCreateTopic, -1, t.name)
 
 
 def _partition_additions(e: Enabling) -> Enabled:
@@ -369,7 +409,7 @@ def _partition_additions(e: Enabling) -> Enabled:
         existing = zk.topic_assignment(t.name)
         if t.add_partitions and t.name not in e.state.budget.partitions_added and existing is not None and (
                 environment.added_partitions(e.scenario, (b for b, _ in zk.brokers), existing, t.name)):
-            yield Action(K.AdminAddPartitions, topic=t.name)
+            yield _action(K.AdminAddPartitions, -1, t.name)
 
 
 def _topic_deletions(e: Enabling) -> Enabled:
@@ -377,7 +417,7 @@ def _topic_deletions(e: Enabling) -> Enabled:
     for t in e.scenario.topics:
         if (t.deleted_by_admin and budget.deletions_requested.count(t.name) < _incarnations(t, budget)
                 and e.state.zk.topic_assignment(t.name) is not None):
-            yield Action(K.AdminDeleteTopic, topic=t.name)
+            yield _action(K.AdminDeleteTopic, -1, t.name)
 
 
 def _topic_recreations(e: Enabling) -> Enabled:
@@ -385,7 +425,7 @@ def _topic_recreations(e: Enabling) -> Enabled:
     for t in e.scenario.topics:
         if (t.recreated_by_admin and t.name not in budget.topics_recreated and t.name in budget.deletions_requested
                 and zk.topic_assignment(t.name) is None and t.name not in zk.delete_topics):
-            yield Action(K.AdminRecreateTopic, topic=t.name)
+            yield _action(K.AdminRecreateTopic, -1, t.name)
 
 
 def _reassignments(e: Enabling) -> Enabled:
@@ -394,7 +434,7 @@ def _reassignments(e: Enabling) -> Enabled:
     for i, command in enumerate(e.scenario.reassignments):
         if (not command.through_api and i not in e.state.budget.reassignments_submitted
                 and e.state.zk.topic_assignment(command.topic) is not None):
-            yield Action(K.AdminReassignPartitions, topic=command.topic, command=i)
+            yield _action(K.AdminReassignPartitions, -1, command.topic, -1, -1, None, False, i)
 
 
 def _api_reassignments(e: Enabling) -> Enabled:
@@ -406,23 +446,23 @@ def _api_reassignments(e: Enabling) -> Enabled:
         if (command.through_api and i not in budget.reassignments_submitted
                 and e.state.zk.topic_assignment(command.topic) is not None
                 and all(j in budget.reassignments_submitted for j in e.scenario.earlier_reassignments_of(i))):
-            yield Action(K.AdminAlterPartitionReassignments, topic=command.topic, command=i)
+            yield _action(K.AdminAlterPartitionReassignments, -1, command.topic, -1, -1, None, False, i)
     for i, command in enumerate(e.scenario.reassignments):
         if (command.cancelled_through_api and i in budget.reassignments_submitted
                 and i not in budget.reassignments_cancelled):
-            yield Action(K.AdminCancelPartitionReassignments, topic=command.topic, command=i)
+            yield _action(K.AdminCancelPartitionReassignments, -1, command.topic, -1, -1, None, False, i)
 
 
 def _controller_failovers(e: Enabling) -> Enabled:
     """The controller fails over or moves; while a former controller is still at work, it takes a step instead."""
     budget, bounds = e.state.budget, e.scenario.bounds
     if e.state.zombie is not None:
-        yield Action(K.ZombieControllerProcessEvent)
+        yield _action(K.ZombieControllerProcessEvent)
         return
     if budget.controller_failovers < bounds.controller_failovers:
-        yield Action(K.ControllerFailover)
+        yield _action(K.ControllerFailover)
     if budget.controller_moves < bounds.controller_moves:
-        yield Action(K.ControllerMove)
+        yield _action(K.ControllerMove)
 
 
 def _controlled_shutdowns(e: Enabling) -> Enabled:
@@ -432,10 +472,10 @@ def _controlled_shutdowns(e: Enabling) -> Enabled:
         if not b.alive:
             continue
         if b.controlled_shutdown in (SHUTDOWN_NONE, SHUTDOWN_RETRY) and requests_left:
-            yield Action(K.BrokerControlledShutdown, b.id)
+            yield _action(K.BrokerControlledShutdown, b.id)
         if b.controlled_shutdown == SHUTDOWN_SUCCEEDED or (b.controlled_shutdown == SHUTDOWN_RETRY
                                                            and not requests_left):
-            yield Action(K.BrokerShutdownCompletes, b.id)
+            yield _action(K.BrokerShutdownCompletes, b.id)
 
 
 def _log_dir_failures(e: Enabling) -> Enabled:
@@ -445,7 +485,7 @@ def _log_dir_failures(e: Enabling) -> Enabled:
         if b.alive:
             for name, p in b.logs:
                 if (name, p) not in b.offline_logs:
-                    yield Action(K.LogDirFailure, b.id, name, p)
+                    yield _action(K.LogDirFailure, b.id, name, p)
 
 
 def _preferred_elections(e: Enabling) -> Enabled:
@@ -454,25 +494,25 @@ def _preferred_elections(e: Enabling) -> Enabled:
     for t in e.scenario.topics:
         if (t.preferred_replica_election and t.name not in e.state.budget.preferred_elections
                 and e.state.zk.topic_assignment(t.name) is not None):
-            yield Action(K.AdminPreferredReplicaElection, topic=t.name)
+            yield _action(K.AdminPreferredReplicaElection, -1, t.name)
 
 
 def _auto_rebalance_timer(e: Enabling) -> Enabled:
     if (e.scenario.auto_leader_rebalance_enable
             and e.state.budget.auto_rebalance_checks < e.scenario.bounds.auto_rebalance_checks):
-        yield Action(K.AutoLeaderRebalanceTimer)
+        yield _action(K.AutoLeaderRebalanceTimer)
 
 
 def _unclean_config_changes(e: Enabling) -> Enabled:
     """The cluster-wide default flips; a topic whose scenario entry allows it gets its override (once)."""
     if e.state.budget.unclean_config_changes >= e.scenario.bounds.unclean_config_changes:
         return
-    yield Action(K.AdminAlterUncleanLeaderElection)
+    yield _action(K.AdminAlterUncleanLeaderElection)
     zk = e.state.zk
     for t in e.scenario.topics:
         if (t.unclean_leader_election_enable_by_admin and t.name not in zk.topic_unclean_leader_election_enable
                 and zk.topic_assignment(t.name) is not None):
-            yield Action(K.AdminAlterTopicUncleanLeaderElection, topic=t.name)
+            yield _action(K.AdminAlterTopicUncleanLeaderElection, -1, t.name)
 
 
 def _reassignment_cancellations(e: Enabling) -> Enabled:
@@ -482,7 +522,7 @@ def _reassignment_cancellations(e: Enabling) -> Enabled:
         if (command.cancelled_by_admin and i in budget.reassignments_submitted
                 and i not in budget.reassignments_cancelled
                 and any(in_znode.get((command.topic, p)) == reps for p, reps in command.targets)):
-            yield Action(K.AdminCancelReassignment, topic=command.topic, command=i)
+            yield _action(K.AdminCancelReassignment, -1, command.topic, -1, -1, None, False, i)
 
 
 def _elect_leaders(e: Enabling) -> Enabled:
@@ -492,15 +532,22 @@ def _elect_leaders(e: Enabling) -> Enabled:
         if (t.elect_leaders and t.name not in e.state.budget.preferred_elections
                 and e.state.zk.topic_assignment(t.name) is not None):
             kind = K.AdminElectUncleanLeaders if t.elect_leaders == "unclean" else K.AdminElectPreferredLeaders
-            yield Action(kind, topic=t.name)
+            yield _action(kind, -1, t.name)
+
+
+def _always(scenario: Scenario) -> bool:
+    return True
 
 
 @attrs.frozen
 class Family:
-    """Kinds whose actions are enumerated together (in the order ``enabled`` yields them)."""
+    """Kinds whose actions are enumerated together (in the order ``enabled`` yields them). ``possible`` is false
+    for a scenario in none of whose states the family has an action (its topics, reassignments or bounds never
+    enable one): :func:`enabled_actions` leaves it out there."""
 
     kinds: tuple[ActionKind, ...]
     enabled: Callable[[Enabling], Enabled]
+    possible: Callable[[Scenario], bool] = _always
 
 
 #: The families in the order that defines the actions' order (and so the traces): the controller step and
@@ -514,27 +561,67 @@ FAMILIES: tuple[Family, ...] = (
     Family((K.BrokerApplyRequest, K.BrokerFailsStopReplica, K.BrokerAppliesRequestAndDies), _broker_request_steps),
     Family((K.LeaderShrinksIsr, K.LeaderExpandsIsr, K.BrokerPropagatesIsrChanges), _isr_changes),
     Family((K.BrokerFailure, K.BrokerStartup), _broker_failures_and_restarts),
-    Family((K.AdminCreateTopic,), _topic_creations),
-    Family((K.AdminAddPartitions,), _partition_additions),
-    Family((K.AdminDeleteTopic,), _topic_deletions),
-    Family((K.AdminRecreateTopic,), _topic_recreations),
-    Family((K.AdminReassignPartitions,), _reassignments),
-    Family((K.ControllerFailover, K.ControllerMove, K.ZombieControllerProcessEvent), _controller_failovers),
-    Family((K.BrokerControlledShutdown, K.BrokerShutdownCompletes), _controlled_shutdowns),
-    Family((K.LogDirFailure,), _log_dir_failures),
-    Family((K.AdminPreferredReplicaElection,), _preferred_elections),
-    Family((K.AutoLeaderRebalanceTimer,), _auto_rebalance_timer),
-    Family((K.AdminAlterUncleanLeaderElection, K.AdminAlterTopicUncleanLeaderElection), _unclean_config_changes),
-    Family((K.AdminCancelReassignment,), _reassignment_cancellations),
-    Family((K.AdminAlterPartitionReassignments, K.AdminCancelPartitionReassignments), _api_reassignments),
-    Family((K.AdminElectPreferredLeaders, K.AdminElectUncleanLeaders), _elect_leaders),
+    Family((K.AdminCreateTopic,), _topic_creations,
+           lambda sc: any(not t.created_initially for t in sc.topics)),
+    Family((K.AdminAddPartitions,), _partition_additions, lambda sc: any(t.add_partitions for t in sc.topics)),
+    Family((K.AdminDeleteTopic,), _topic_deletions, lambda sc: any(t.deleted_by_admin for t in sc.topics)),
+    Family((K.AdminRecreateTopic,), _topic_recreations, lambda sc: any(t.recreated_by_admin for t in sc.topics)),
+    Family((K.AdminReassignPartitions,), _reassignments,
+           lambda sc: any(not c.through_api for c in sc.reassignments)),
+    # a former controller is left only by a failover or a move (controller_failover.controller_failover)
+    Family((K.ControllerFailover, K.ControllerMove, K.ZombieControllerProcessEvent), _controller_failovers,
+           lambda sc: sc.bounds.controller_failovers > 0 or sc.bounds.controller_moves > 0),
+    # a broker's shutdown completes only after it asked for it
+    Family((K.BrokerControlledShutdown, K.BrokerShutdownCompletes), _controlled_shutdowns,
+           lambda sc: sc.bounds.controlled_shutdowns > 0),
+    Family((K.LogDirFailure,), _log_dir_failures, lambda sc: sc.bounds.log_dir_failures > 0),
+    Family((K.AdminPreferredReplicaElection,), _preferred_elections,
+           lambda sc: any(t.preferred_replica_election for t in sc.topics)),
+    Family((K.AutoLeaderRebalanceTimer,), _auto_rebalance_timer,
+           lambda sc: sc.auto_leader_rebalance_enable and sc.bounds.auto_rebalance_checks > 0),
+    Family((K.AdminAlterUncleanLeaderElection, K.AdminAlterTopicUncleanLeaderElection), _unclean_config_changes,
+           lambda sc: sc.bounds.unclean_config_changes > 0),
+    Family((K.AdminCancelReassignment,), _reassignment_cancellations,
+           lambda sc: any(c.cancelled_by_admin for c in sc.reassignments)),
+    Family((K.AdminAlterPartitionReassignments, K.AdminCancelPartitionReassignments), _api_reassignments,
+           lambda sc: any(c.through_api or c.cancelled_through_api for c in sc.reassignments)),
+    Family((K.AdminElectPreferredLeaders, K.AdminElectUncleanLeaders), _elect_leaders,
+           lambda sc: any(t.elect_leaders for t in sc.topics)),
 )
+
+
+@attrs.frozen
+class Enumeration:
+    """What :func:`enabled_actions` works out once per scenario: the families :attr:`Family.possible` in it, its
+    :class:`~partition_leader.IsrPath`, and the memo of the leaders' ISR changes."""
+
+    scenario: Scenario
+    families: tuple[Callable[[Enabling], Enabled], ...]
+    path: partition_leader.IsrPath
+    candidates: _Candidates = attrs.field(factory=_Candidates, eq=False)
+
+    @classmethod
+    def of(cls, scenario: Scenario) -> Enumeration:
+        return cls(scenario, tuple(f.enabled for f in FAMILIES if f.possible(scenario)),
+                   partition_leader.IsrPath.of(scenario))
+
+    def actions(self, state: ClusterState) -> list[Action]:
+        e = Enabling.of(self.scenario, state, self.path, self.candidates)
+        return [action for enabled in self.families for action in enabled(e)]
+
+
+#: The enumerations of the scenarios met, by identity (each holds its scenario); emptied when it holds 64.
+_ENUMERATIONS: dict[int, Enumeration] = {}
 
 
 def enabled_actions(scenario: Scenario, state: ClusterState) -> list[Action]:
     """The actions enabled in ``state``, family by family in the order of :data:`FAMILIES`."""
-    e = Enabling.of(scenario, state)
-    return [action for family in FAMILIES for action in family.enabled(e)]
+    enumeration = _ENUMERATIONS.get(id(scenario))
+    if enumeration is None or enumeration.scenario is not scenario:
+        if len(_ENUMERATIONS) >= 64:
+            _ENUMERATIONS.clear()
+        enumeration = _ENUMERATIONS[id(scenario)] = Enumeration.of(scenario)
+    return enumeration.actions(state)
 
 
 __all__ = ["ACTIONS", "FAMILIES", "Action", "ActionKind", "ActionSpec", "Actor", "Family", "enabled_actions"]
