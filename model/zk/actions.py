@@ -328,8 +328,12 @@ Enabled = Iterator[Action]
 _ACTIONS_MADE: dict[tuple[Any, ...], Action] = {}
 
 
-def _action(*fields: Any) -> Action:
-    """The one :class:`Action` of ``fields`` (positional, in the order of its attributes)."""
+def _action(kind: ActionKind, broker: int = -1, topic: str = "", partition: int = -1, replica: int = -1,
+            isr_race: ActionKind | None = None, isr_race_after_leader_and_isr: bool = False, command: int = -1,
+            alter_isr_answer_lost: bool = False) -> Action:
+    """The one :class:`Action` of these fields (its attributes, in their order)."""
+    fields = (kind, broker, topic, partition, replica, isr_race, isr_race_after_leader_and_isr, command,
+              alter_isr_answer_lost)
     action = _ACTIONS_MADE.get(fields)
     if action is None:
         if len(_ACTIONS_MADE) >= 1 << 16:
@@ -343,13 +347,14 @@ def _controller_steps(e: Enabling) -> Enabled:
         yield _action(K.ControllerProcessEvent)
         if (e.state.controller.events[0].kind is EventKind.AlterIsrReceived
                 and e.state.budget.alter_isr_answers_lost < e.scenario.bounds.alter_isr_answers_lost):
-            yield _action(K.ControllerProcessEvent, -1, "", -1, -1, None, False, -1, True)
+            yield _action(K.ControllerProcessEvent, alter_isr_answer_lost=True)
         if not e.races:
             return
         for leader, (topic, p), follower, kind in e.isr_changes:
-            yield _action(K.ControllerProcessEvent, leader, topic, p, follower, K(kind))
+            yield _action(K.ControllerProcessEvent, leader, topic, p, follower, isr_race=K(kind))
         for leader, (topic, p), follower, kind in e.shrinks_after_leader_and_isr:
-            yield _action(K.ControllerProcessEvent, leader, topic, p, follower, K(kind), True)
+            yield _action(K.ControllerProcessEvent, leader, topic, p, follower, isr_race=K(kind),
+                          isr_race_after_leader_and_isr=True)
 
 
 def _broker_request_steps(e: Enabling) -> Enabled:
@@ -400,7 +405,7 @@ def _incarnations(topic: Topic, budget: Budget) -> int:
 def _topic_creations(e: Enabling) -> Enabled:
     for t in e.scenario.topics:
         if not t.created_initially and t.name not in e.state.budget.topics_created:
-            yield _action(K.AdminCreateTopic, -1, t.name)
+            yield _action(K.AdminCreateTopic, topic=t.name)
 
 
 def _partition_additions(e: Enabling) -> Enabled:
@@ -409,7 +414,7 @@ def _partition_additions(e: Enabling) -> Enabled:
         existing = zk.topic_assignment(t.name)
         if t.add_partitions and t.name not in e.state.budget.partitions_added and existing is not None and (
                 environment.added_partitions(e.scenario, (b for b, _ in zk.brokers), existing, t.name)):
-            yield _action(K.AdminAddPartitions, -1, t.name)
+            yield _action(K.AdminAddPartitions, topic=t.name)
 
 
 def _topic_deletions(e: Enabling) -> Enabled:
@@ -417,7 +422,7 @@ def _topic_deletions(e: Enabling) -> Enabled:
     for t in e.scenario.topics:
         if (t.deleted_by_admin and budget.deletions_requested.count(t.name) < _incarnations(t, budget)
                 and e.state.zk.topic_assignment(t.name) is not None):
-            yield _action(K.AdminDeleteTopic, -1, t.name)
+            yield _action(K.AdminDeleteTopic, topic=t.name)
 
 
 def _topic_recreations(e: Enabling) -> Enabled:
@@ -425,7 +430,7 @@ def _topic_recreations(e: Enabling) -> Enabled:
     for t in e.scenario.topics:
         if (t.recreated_by_admin and t.name not in budget.topics_recreated and t.name in budget.deletions_requested
                 and zk.topic_assignment(t.name) is None and t.name not in zk.delete_topics):
-            yield _action(K.AdminRecreateTopic, -1, t.name)
+            yield _action(K.AdminRecreateTopic, topic=t.name)
 
 
 def _reassignments(e: Enabling) -> Enabled:
@@ -434,7 +439,7 @@ def _reassignments(e: Enabling) -> Enabled:
     for i, command in enumerate(e.scenario.reassignments):
         if (not command.through_api and i not in e.state.budget.reassignments_submitted
                 and e.state.zk.topic_assignment(command.topic) is not None):
-            yield _action(K.AdminReassignPartitions, -1, command.topic, -1, -1, None, False, i)
+            yield _action(K.AdminReassignPartitions, topic=command.topic, command=i)
 
 
 def _api_reassignments(e: Enabling) -> Enabled:
@@ -446,11 +451,11 @@ def _api_reassignments(e: Enabling) -> Enabled:
         if (command.through_api and i not in budget.reassignments_submitted
                 and e.state.zk.topic_assignment(command.topic) is not None
                 and all(j in budget.reassignments_submitted for j in e.scenario.earlier_reassignments_of(i))):
-            yield _action(K.AdminAlterPartitionReassignments, -1, command.topic, -1, -1, None, False, i)
+            yield _action(K.AdminAlterPartitionReassignments, topic=command.topic, command=i)
     for i, command in enumerate(e.scenario.reassignments):
         if (command.cancelled_through_api and i in budget.reassignments_submitted
                 and i not in budget.reassignments_cancelled):
-            yield _action(K.AdminCancelPartitionReassignments, -1, command.topic, -1, -1, None, False, i)
+            yield _action(K.AdminCancelPartitionReassignments, topic=command.topic, command=i)
 
 
 def _controller_failovers(e: Enabling) -> Enabled:
@@ -494,7 +499,7 @@ def _preferred_elections(e: Enabling) -> Enabled:
     for t in e.scenario.topics:
         if (t.preferred_replica_election and t.name not in e.state.budget.preferred_elections
                 and e.state.zk.topic_assignment(t.name) is not None):
-            yield _action(K.AdminPreferredReplicaElection, -1, t.name)
+            yield _action(K.AdminPreferredReplicaElection, topic=t.name)
 
 
 def _auto_rebalance_timer(e: Enabling) -> Enabled:
@@ -512,7 +517,7 @@ def _unclean_config_changes(e: Enabling) -> Enabled:
     for t in e.scenario.topics:
         if (t.unclean_leader_election_enable_by_admin and t.name not in zk.topic_unclean_leader_election_enable
                 and zk.topic_assignment(t.name) is not None):
-            yield _action(K.AdminAlterTopicUncleanLeaderElection, -1, t.name)
+            yield _action(K.AdminAlterTopicUncleanLeaderElection, topic=t.name)
 
 
 def _reassignment_cancellations(e: Enabling) -> Enabled:
@@ -522,7 +527,7 @@ def _reassignment_cancellations(e: Enabling) -> Enabled:
         if (command.cancelled_by_admin and i in budget.reassignments_submitted
                 and i not in budget.reassignments_cancelled
                 and any(in_znode.get((command.topic, p)) == reps for p, reps in command.targets)):
-            yield _action(K.AdminCancelReassignment, -1, command.topic, -1, -1, None, False, i)
+            yield _action(K.AdminCancelReassignment, topic=command.topic, command=i)
 
 
 def _elect_leaders(e: Enabling) -> Enabled:
@@ -532,7 +537,7 @@ def _elect_leaders(e: Enabling) -> Enabled:
         if (t.elect_leaders and t.name not in e.state.budget.preferred_elections
                 and e.state.zk.topic_assignment(t.name) is not None):
             kind = K.AdminElectUncleanLeaders if t.elect_leaders == "unclean" else K.AdminElectPreferredLeaders
-            yield _action(kind, -1, t.name)
+            yield _action(kind, topic=t.name)
 
 
 def _always(scenario: Scenario) -> bool:
