@@ -30,6 +30,8 @@ from array import array
 from collections.abc import Callable
 from typing import Any
 
+import attrs
+
 from model.zk.state.schema import (
     define_functions,
     is_state_class,
@@ -149,20 +151,29 @@ class Codec:
 
     def intern(self, part: Any) -> Any:
         """The part met before with the bytes of ``part`` (a value of a class of :data:`PARTS`), else the part read
-        back from its bytes, remembered with its tables: the transition memos hand the parts of the effects they
-        store to the codec, so that the successors they make share the parts decode() gives and are written by
-        copying their bytes."""
+        back from its bytes, remembered with its tables (a part with no table, no part and no field left out of its
+        bytes in it, :data:`_KEPT`, is remembered as it is: decode() would read an equal one): the transition memos
+        hand the parts of the effects they store to the codec, so that the successors they make share the parts
+        decode() gives and are written by copying their bytes."""
         if not self.memo_parts:
             return part
         kind, write, read = _PART_CODE[type(part)]
-        if id(part) in self._memos[kind].written:
+        memo = self._memos[kind]
+        if id(part) in memo.written:
             return part
         c: list[bytes] = []
         out: list[int] = []
         write(c, out, part, self.known, self.topic_index)
         if out:
             c.append(_ints_bytes(out))
-        return self.read_part(_Reader(b"".join(c), self.topics, self.read_part, self.read_table), kind, read)
+        key = b"".join(c)
+        known = memo.parts.get(key)
+        if known is not None:
+            return known
+        if type(part) in _KEPT:
+            self._remember(memo, part, key, self.memo_parts)
+            return part
+        return self.read_part(_Reader(key, self.topics, self.read_part, self.read_table), kind, read)
 
     # ---- decoding ----
     def decode(self, data: bytes) -> ClusterState:
@@ -184,20 +195,22 @@ class Codec:
         return value
 
     def read_table(self, rd: _Reader, kind: int, read: Any) -> Any:
-        """The table (a tuple) of kind ``kind`` at the reader's position, read by ``read()``, as the tuple met before
-        when its bytes were: such a tuple is read before it is looked for (reading it costs less than finding where
-        it ends), and it is remembered so that a state's successors, sharing it when a step leaves it be, write it
-        by copying its bytes."""
+        """The table (a tuple) of kind ``kind`` at the reader's position: the tuple met before with the bytes there,
+        found by them as :meth:`read_part` finds a part (a table's layout is self-delimiting too), else read by
+        ``read()`` and remembered (unless empty), so that a state's successors, sharing it when a step leaves it be,
+        write it by copying its bytes. Finding a known table costs less than reading it: its elements are not
+        built."""
         if not self.memo_parts:
             return read(rd)
         memo = self._memos[kind]
         start = rd.position()
+        found = memo.find(rd.data, 4 * start)
+        if found is not None:
+            rd.seek(start + found[1] // 4)
+            return found[0]
         value = read(rd)
-        key = rd.data[4 * start:4 * rd.position()]
-        known = memo.parts.get(key)
-        if known is not None:
-            return known
-        self._remember(memo, value, key, max(1, self.memo_parts >> 4))
+        if value:
+            self._remember(memo, value, rd.data[4 * start:4 * rd.position()], max(1, self.memo_parts >> 4))
         return value
 
 
@@ -256,6 +269,18 @@ TABLED: tuple[type, ...] = (ZkState, ControllerState)
 
 def _is_part(t: Any) -> bool:
     return strip(t) in PARTS
+
+
+def _annotated(t: Any) -> bool:
+    """Whether ``t`` is a state class with a field that is no part of its identity (``eq=False``: not written)."""
+    t = strip(t)
+    return is_state_class(t) and any(not f.eq for f in attrs.fields(t))
+
+
+#: The parts :meth:`Codec.intern` remembers as they are, being what decode() would read from their bytes: no
+#: table of their own (:data:`TABLED`), no part and no field left out of the bytes in them.
+_KEPT = frozenset(cls for cls in PARTS if cls not in TABLED and not mentions(cls, _annotated)
+                  and not any(mentions(f.type, _is_part) for f in state_fields(cls)))
 
 
 def _is_int(t: Any) -> bool:
