@@ -159,6 +159,17 @@ class _QueueAsked(_WatchedList):  # type: ignore[valid-type,misc]
 _CONTEXT = tuple(a.name for a in attrs.fields(ControllerState) if a.name not in ("epoch", "events"))
 _context_of = operator.attrgetter(*_CONTEXT)
 
+_CONTROLLER_FIELDS = tuple(a.name for a in attrs.fields(ControllerState))
+_fields_of = operator.attrgetter(*_CONTROLLER_FIELDS)
+_EVENTS_AT = _CONTROLLER_FIELDS.index("events")
+
+
+def _with_queue(controller: ControllerState, events: tuple[ControllerEvent, ...]) -> ControllerState:
+    """``attrs.evolve(controller, events=events)``, its fields passed by position (a memo hit makes one)."""
+    values = list(_fields_of(controller))
+    values[_EVENTS_AT] = events
+    return ControllerState(*values)
+
 
 class _Source:
     """What a :class:`Step`'s thaw functions read: the state and its acting controller (the active one: broker
@@ -237,6 +248,7 @@ class _Memo:
         self.entries = entries
         self.intern = intern
         self._effects: dict[tuple[Any, ...], Any] = {}
+        self._last: tuple[Any, ...] = (None,)
 
     def __getstate__(self) -> dict[str, Any]:
         # effects stay in-process
@@ -252,6 +264,19 @@ class _Memo:
             effects.clear()
         effects[key] = effect
 
+    def _seen(self, state: ClusterState) -> tuple[Any, ...]:
+        """(``state``, the live brokers with an UpdateMetadata at the head of their channel (:func:`_unsettled`),
+        the end of a broker or environment situation's key: the budget and the history by identity, the scalars a
+        step copies, the zombie's epoch and the standby reassignments), worked out once for the state whose
+        successors the search makes one after the other (the state is held while it is the last one)."""
+        last = self._last
+        if last[0] is not state:
+            zombie = state.zombie
+            last = self._last = (state, _unsettled(state), (
+                id(state.budget), id(state.history), copied_scalars(state), -1 if zombie is None else zombie.epoch,
+                state.standby_reassignments))
+        return last
+
 
 class BrokerStepMemo(_Memo):
     """The effects of broker steps by situation (see the module docstring). ``take(step, action)`` is the
@@ -261,14 +286,13 @@ class BrokerStepMemo(_Memo):
 
     def successor(self, state: ClusterState, action: Any) -> ClusterState:
         broker_id = action.broker
-        if not self.entries or not _heads_settled(state, broker_id):
+        seen = self._seen(state)
+        unsettled = seen[1]
+        if not self.entries or (unsettled and unsettled != (broker_id,)):
             return self._step(state, action)[0]
         broker = state.broker(broker_id)
         queue = state.channel(broker_id)
-        zombie = state.zombie
-        key: tuple[Any, ...] = (action, id(broker), tuple(map(id, _applied(queue))), id(state.budget),
-                                id(state.history), copied_scalars(state), -1 if zombie is None else zombie.epoch,
-                                state.standby_reassignments)
+        key: tuple[Any, ...] = (action, id(broker), tuple(map(id, _applied(queue))), *seen[2])
         effects = self._effects
         effect = effects.get(key)
         if isinstance(effect, _Reads):
@@ -338,7 +362,7 @@ class BrokerStepMemo(_Memo):
     def _apply(state: ClusterState, broker_id: int, effect: _Effect) -> ClusterState:
         controller = state.controller
         if effect.appended_events:
-            controller = attrs.evolve(controller, events=controller.events + effect.appended_events)
+            controller = _with_queue(controller, controller.events + effect.appended_events)
         applied = effect.applied
         channels = tuple((b, q[applied:] if b == broker_id else q) for b, q in state.channels
                          if b != broker_id or len(q) > applied)
@@ -369,14 +393,13 @@ def _queued(state: ClusterState, child: ClusterState) -> tuple[ControllerEvent, 
     return events[len(behind):]
 
 
-def _heads_settled(state: ClusterState, broker_id: int = -1) -> bool:
-    """No live broker but ``broker_id`` has an UpdateMetadata at the head of its channel, so that the step applies
-    the requests at the heads of ``broker_id``'s channel only. Every step leaves the heads so, except a former
-    controller's resignation, which drops its requests from the channels after the heads were applied."""
-    for b, queue in state.channels:
-        if b != broker_id and queue[0].kind is RequestKind.UpdateMetadata and state.broker(b).alive:
-            return False
-    return True
+def _unsettled(state: ClusterState) -> tuple[int, ...]:
+    """The live brokers with an UpdateMetadata at the head of their channel. A memo is used when there is none, or
+    (a broker step) when the acting broker is the only one, so that the step applies the requests at the heads of
+    its channel only. Every step leaves the heads so, except a former controller's resignation, which drops its
+    requests from the channels after the heads were applied."""
+    return tuple(b for b, queue in state.channels
+                 if queue[0].kind is RequestKind.UpdateMetadata and state.broker(b).alive)
 
 
 def _other_channels_kept(state: ClusterState, child: ClusterState, broker_id: int) -> bool:
@@ -448,7 +471,7 @@ class ControllerStepMemo(_Memo):
         self._metadata: dict[tuple[int, int], tuple[BrokerState | None, BrokerState, Request]] = {}
 
     def successor(self, state: ClusterState, action: Any) -> ClusterState | None:
-        if not self.entries or not _heads_settled(state):
+        if not self.entries or self._seen(state)[1]:
             return self._step(state, action)[0]
         controller = state.controller
         events = controller.events
@@ -635,7 +658,7 @@ class ControllerStepMemo(_Memo):
             if events != controller.events or any(e0.broker_epoch != e1.broker_epoch
                                                   for e0, e1 in zip(events, controller.events, strict=True)):
                 # the broker epoch a report shows of an event is left out of its equality: the state's own events
-                controller = attrs.evolve(controller, events=events)
+                controller = _with_queue(controller, events)
         return _successor(state, effect, controller, effect.zombie, self._settle)
 
 
@@ -845,11 +868,10 @@ class EnvironmentStepMemo(_Memo):
                        ActionKind.BrokerPropagatesIsrChanges, ActionKind.AdminCreateTopic, ActionKind.AdminDeleteTopic))
 
     def successor(self, state: ClusterState, action: Any) -> ClusterState:
-        if not self.entries or not _heads_settled(state):
+        seen = self._seen(state)
+        if not self.entries or seen[1]:
             return self._plain_step(state, action)
-        zombie = state.zombie
-        key: tuple[Any, ...] = (action, id(state.zk), id(state.budget), id(state.history), copied_scalars(state),
-                                -1 if zombie is None else zombie.epoch, state.standby_reassignments)
+        key: tuple[Any, ...] = (action, id(state.zk), *seen[2])
         effects = self._effects
         effect = effects.get(key)
         if isinstance(effect, _Keyed):
@@ -932,5 +954,5 @@ class EnvironmentStepMemo(_Memo):
     def _apply(state: ClusterState, effect: _ControllerEffect) -> Any:
         controller = state.controller
         if effect.queued:
-            controller = attrs.evolve(controller, events=controller.events + effect.queued)
+            controller = _with_queue(controller, controller.events + effect.queued)
         return _successor(state, effect, controller, state.zombie, _as_they_are)
