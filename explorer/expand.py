@@ -132,7 +132,10 @@ def expand_batch(
     """
     on_state = tuple(p for p in properties.on_state if p.name not in skip)
     on_transition = tuple(p for p in properties.on_transition if p.name not in skip)
-    state_checks, transition_checks = _by_trigger(on_state), _by_trigger(on_transition)
+    # Properties with triggers are checked by groups (_by_trigger); without any, one by one as they are listed,
+    # with nothing more per state or transition than the checks (the toy models' transitions cost a few µs).
+    state_checks = _by_trigger(on_state) if any(p.trigger is not None for p in on_state) else None
+    transition_checks = _by_trigger(on_transition) if any(p.trigger is not None for p in on_transition) else None
     # A state's or a transition's findings in the order of the properties, whatever the order of the triggers.
     rank = {p.name: i for i, p in enumerate(on_state + on_transition)}
     found: list[tuple[Property, Evidence]] = []
@@ -156,16 +159,22 @@ def expand_batch(
     findings: list[tuple[int, Finding]] = []
     children: list[Any] | None = [] if keep_children else None
     for position, state in enumerate(states):
-        for trigger, props in state_checks:
-            if trigger is None or trigger(state):
-                for prop in props:
-                    evidence = prop.check(state)
-                    if evidence is not None:
-                        found.append((prop, evidence))
-        if found:
-            found.sort(key=lambda f: rank[f[0].name])
-            findings.extend((position, Finding(prop.name, evidence)) for prop, evidence in found)
-            found.clear()
+        if state_checks is None:
+            for prop in on_state:
+                evidence = prop.check(state)
+                if evidence is not None:
+                    findings.append((position, Finding(prop.name, evidence)))
+        else:
+            for trigger, props in state_checks:
+                if trigger is None or trigger(state):
+                    for prop in props:
+                        evidence = prop.check(state)
+                        if evidence is not None:
+                            found.append((prop, evidence))
+            if found:
+                found.sort(key=lambda f: rank[f[0].name])
+                findings.extend((position, Finding(prop.name, evidence)) for prop, evidence in found)
+                found.clear()
         if not generate or not within_boundary(state):
             actions_per_state.append(0)
             continue
@@ -184,6 +193,13 @@ def expand_batch(
             add_code(code_of(action_name(action)))
             if children is not None:
                 children.append(child)
+            if transition_checks is None:
+                for prop in on_transition:
+                    evidence = prop.check(state, action, child)
+                    if evidence is not None:
+                        child_fp = int.from_bytes(digest, "little", signed=True)
+                        findings.append((position, Finding(prop.name, evidence, index, child_fp)))
+                continue
             for trigger, props in transition_checks:
                 if trigger is None or trigger(state, action, child):
                     for prop in props:
