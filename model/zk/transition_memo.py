@@ -55,6 +55,7 @@ written by copying their bytes. The memos are per process and bounded (emptied w
 from __future__ import annotations
 
 import operator
+import struct
 from collections.abc import Callable
 from typing import Any
 
@@ -63,7 +64,7 @@ import attrs
 from model.scenario import Scenario
 from model.zk.actions import ActionKind
 from model.zk.environment import environment
-from model.zk.state.step import Step, copied_scalars
+from model.zk.state.step import FROZEN_TABLES, Step, copied_scalars
 from model.zk.state.values import (
     BrokerState,
     ClusterState,
@@ -81,10 +82,31 @@ MEMO_ENTRIES = 1 << 15
 #: The step's lazily thawed fields a broker step may read without its situation keying on more parts.
 _OWN_FIELDS = frozenset(("brokers", "channels", "stray_logs"))
 
+#: The empty map of every effect that maps no broker (never written: an effect is not changed once stored).
+_NONE: dict[int, Any] = {}
+
 _NOT_MEMOISED = object()  # the step's effect reached beyond what its situation keys on: take it every time
 _WHOLE = object()  # the situation's controller steps read the brokers or the channels: key on all of them
 _REJECTED = object()  # a broker sent to rejected an UpdateMetadata at its head: take the step in full
 _EVENTS = object()  # the situation's controller steps read the event queue behind its head: key on the whole queue
+
+
+class _Packers(dict[int, Callable[..., bytes]]):
+    """``n`` -> packs ``n`` identities into one bytes object (8 bytes each)."""
+
+    def __missing__(self, n: int) -> Callable[..., bytes]:
+        pack = self[n] = struct.Struct(f"{n}Q").pack
+        return pack
+
+
+#: The identities a key holds, packed into one bytes object: a key of ten identities as a tuple of ints costs
+#: about 400 bytes, as one bytes object about 120 (equal, and hashed, the same way). ``_PACK[n](*ids)``.
+_PACK = _Packers()
+
+
+def _ids(*parts: Any) -> bytes:
+    """The identities of ``parts``, packed (:data:`_PACK`)."""
+    return _PACK[len(parts)](*map(id, parts))
 
 
 class _Watch:
@@ -158,6 +180,8 @@ class _QueueAsked(_WatchedList):  # type: ignore[valid-type,misc]
 #: the head of the queue; on the events behind the head only when the situation's first step read them.
 _CONTEXT = tuple(a.name for a in attrs.fields(ControllerState) if a.name not in ("epoch", "events"))
 _context_of = operator.attrgetter(*_CONTEXT)
+#: A controller situation's identities: ZooKeeper, the zombie, the budget, the history and the context's tables.
+_PACK_CONTROLLER = _PACK[4 + len(_CONTEXT)]
 
 _CONTROLLER_FIELDS = tuple(a.name for a in attrs.fields(ControllerState))
 _fields_of = operator.attrgetter(*_CONTROLLER_FIELDS)
@@ -171,27 +195,18 @@ def _with_queue(controller: ControllerState, events: tuple[ControllerEvent, ...]
     return ControllerState(*values)
 
 
-class _Source:
-    """What a :class:`Step`'s thaw functions read: the state and its acting controller (the active one: broker
-    steps are never a former controller's)."""
-
-    def __init__(self, state: ClusterState):
-        self.source = state
-        self.source_controller = state.controller
-
-
 @attrs.frozen
 class _Reads:
     """The ZooKeeper and controller tables (``Step``'s lazily thawed fields) a situation's steps read, and whether
-    they read the controller's event queue: the further key of the situation is their values."""
+    they read the controller's event queue: the further key of the situation is their values, the state's own tables
+    (:data:`~model.zk.state.step.FROZEN_TABLES`, equal exactly when the tables a step thaws from them are)."""
 
     fields: tuple[str, ...]
     events: bool
     asked: tuple[ControllerEvent, ...] = ()  # the events asked for in the queue (``in``), when it was read no further
 
     def values(self, state: ClusterState) -> tuple[Any, ...]:
-        source = _Source(state)
-        values = [_hashable(vars(Step)[name].thaw(source)) for name in self.fields]
+        values = [FROZEN_TABLES[name](state) for name in self.fields]
         events = state.controller.events
         if self.events:
             values.append(events)
@@ -206,16 +221,6 @@ class _Reads:
 
     def __bool__(self) -> bool:
         return bool(self.fields or self.events or self.asked)
-
-
-def _hashable(thawed: Any) -> Any:
-    """A thawed table as a key: a dict's items and a list in their order (the state's, which is canonical), a set
-    as a frozenset."""
-    if isinstance(thawed, dict):
-        return tuple(thawed.items())
-    if isinstance(thawed, set):
-        return frozenset(thawed)
-    return tuple(thawed)
 
 
 @attrs.frozen
@@ -273,7 +278,7 @@ class _Memo:
         if last[0] is not state:
             zombie = state.zombie
             last = self._last = (state, _unsettled(state), (
-                id(state.budget), id(state.history), copied_scalars(state), -1 if zombie is None else zombie.epoch,
+                _ids(state.budget, state.history), copied_scalars(state), -1 if zombie is None else zombie.epoch,
                 state.standby_reassignments))
         return last
 
@@ -292,7 +297,7 @@ class BrokerStepMemo(_Memo):
             return self._step(state, action)[0]
         broker = state.broker(broker_id)
         queue = state.channel(broker_id)
-        key: tuple[Any, ...] = (action, id(broker), tuple(map(id, _applied(queue))), *seen[2])
+        key: tuple[Any, ...] = (action, _ids(broker, *_applied(queue)), *seen[2])
         effects = self._effects
         effect = effects.get(key)
         if isinstance(effect, _Reads):
@@ -477,14 +482,15 @@ class ControllerStepMemo(_Memo):
         events = controller.events
         head = events[0] if events else None
         # the head's broker_epoch (a report's, left out of its equality) is in the step's log: key on it too
-        key: tuple[Any, ...] = (action, id(state.zk), controller.epoch, *map(id, _context_of(controller)),
-                                head, -1 if head is None else head.broker_epoch, id(state.zombie), id(state.budget),
-                                id(state.history), state.standby_reassignments)
+        key: tuple[Any, ...] = (action, controller.epoch, head, -1 if head is None else head.broker_epoch,
+                                state.standby_reassignments,
+                                _PACK_CONTROLLER(id(state.zk), id(state.zombie), id(state.budget), id(state.history),
+                                                 *map(id, _context_of(controller))))
         effects = self._effects
         effect = effects.get(key)
         queue_keyed = effect is _EVENTS
         if queue_keyed:
-            key = (key, id(events))
+            key = (key, _ids(events))
             effect = effects.get(key)
         if effect is _WHOLE:
             key = _keyed_on_all(key, state)
@@ -550,7 +556,7 @@ class ControllerStepMemo(_Memo):
             if keyed_on is not None:
                 return child  # read the queue behind its head, which its situation does not key on: not memoised
             self._store(key, _EVENTS)
-            key, queue_keyed = (key, id(state.controller.events)), True
+            key, queue_keyed = (key, _ids(state.controller.events)), True
         if keyed_on is None:
             if touched is _WHOLE:
                 self._store(key, _WHOLE)
@@ -596,7 +602,7 @@ class ControllerStepMemo(_Memo):
         if (len(child.brokers) != len(state.brokers) or set(after) - {b.id for b in state.brokers}
                 or any(b0.id != b1.id for b0, b1 in zip(state.brokers, child.brokers, strict=True))):
             return _NOT_MEMOISED
-        dropped = dict(touched.dropped)
+        dropped = dict(touched.dropped) if touched.dropped else _NONE
         brokers, queues, appended = {}, {}, {}
         for b in touched.channels:
             brokers[b] = intern(child.broker(b))
@@ -612,7 +618,8 @@ class ControllerStepMemo(_Memo):
                 return _NOT_MEMOISED
             if len(queue) > len(base):
                 appended[b] = tuple(map(intern, queue[len(base):]))
-        effect = _ControllerEffect(True, brokers=brokers, queues=queues, dropped=dropped, appended=appended, **common)
+        effect = _ControllerEffect(True, brokers=brokers or _NONE, queues=queues or _NONE, dropped=dropped,
+                                   appended=appended or _NONE, **common)
         applied = self._apply(state, effect)
         if applied is _REJECTED:
             return None
@@ -720,7 +727,11 @@ class _Touched:
     def key(self, key: tuple[Any, ...], state: ClusterState) -> tuple[Any, ...]:
         queues = dict(state.channels)
         parts = {b.id: b for b in state.brokers}
-        return (key, tuple((id(parts.get(b)), tuple(map(id, queues.get(b, ())))) for b in self.channels))
+        ids: list[int] = []
+        for b in self.channels:
+            queue = queues.get(b, ())
+            ids += (id(parts.get(b)), len(queue), *map(id, queue))
+        return (key, _PACK[len(ids)](*ids))
 
 
 class _DroppingChannel:
@@ -814,7 +825,10 @@ def _channel_list(queue: Any, watch: _ChannelWatch, broker: int) -> Any:
 
 
 def _keyed_on_all(key: tuple[Any, ...], state: ClusterState) -> tuple[Any, ...]:
-    return (key, tuple(map(id, state.brokers)), tuple((b, tuple(map(id, q))) for b, q in state.channels))
+    ids = [len(state.brokers), *map(id, state.brokers)]
+    for b, queue in state.channels:
+        ids += (b, len(queue), *map(id, queue))
+    return (key, _PACK[len(ids)](*ids))
 
 
 #: The step's lazily thawed fields an environment step reads without its situation keying on their values: the
@@ -945,9 +959,9 @@ class EnvironmentStepMemo(_Memo):
         else:
             parts = {b.id: b for b in child.brokers}
             read = [b for b in touched.channels if b in parts]
-            effect = _ControllerEffect(True, brokers={b: intern(parts[b]) for b in read},
-                                       queues={b: tuple(map(intern, child.channel(b))) for b in read},
-                                       dropped={}, appended={}, **common)
+            brokers = {b: intern(parts[b]) for b in read} if read else _NONE
+            queues = {b: tuple(map(intern, child.channel(b))) for b in read} if read else _NONE
+            effect = _ControllerEffect(True, brokers=brokers, queues=queues, dropped=_NONE, appended=_NONE, **common)
         return effect if self._apply(state, effect) == child else _NOT_MEMOISED
 
     @staticmethod

@@ -615,6 +615,23 @@ _THAW: dict[str, Callable[[Step], Any]] = {
 }
 
 
+def _frozen_getters(thaw: _Thaw, part: Callable[[ClusterState], Any]) -> dict[str, Callable[[ClusterState], Any]]:
+    def getter(name: str) -> Callable[[ClusterState], Any]:
+        return lambda state: getattr(part(state), name)
+
+    return {attr: getter(name) for name, attr, _ in thaw.lazy}
+
+
+#: Each lazily thawed field of ZooKeeper, the acting controller and the history: the state's own table it thaws (a
+#: tuple in the canonical order, so two tables are equal exactly when their thawed sets or dicts are). The transition
+#: memos key on these in place of the values a step read (:mod:`model.zk.transition_memo`).
+FROZEN_TABLES: dict[str, Callable[[ClusterState], Any]] = {
+    **_frozen_getters(_ZK, lambda state: state.zk),
+    **_frozen_getters(_CONTROLLER, lambda state: state.controller),
+    **_frozen_getters(_HISTORY, lambda state: state.history),
+}
+
+
 class _QuietLogs(dict[tuple[bool, bool, ControllerEvent | None, str], StepLog]):
     """The :class:`StepLog` of a step that logged nothing but the event it processed and a broker's rejection,
     made once per such (zombie step, zombie resigned, event, rejection) and shared: a frozen value."""
