@@ -4,6 +4,7 @@ transition of several scenarios: the same successors, with the same step logs.""
 from __future__ import annotations
 
 from collections import deque
+from typing import Any
 
 import attrs
 import pytest
@@ -42,6 +43,10 @@ def _transitions(model: KafkaControllerModel, limit: int):  # type: ignore[no-un
                     queue.append(model.decode(data))
 
 
+def _broker_epoch(log: Any) -> int | None:
+    return None if log.processed_event is None else log.processed_event.broker_epoch
+
+
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_memoised_steps_equal_plain_steps(name: str) -> None:
     """Every successor of the memoised model equals the plain model's, state and step log, on the same states."""
@@ -56,6 +61,8 @@ def test_memoised_steps_equal_plain_steps(name: str) -> None:
         if actual is not None and expected is not None:
             assert actual == expected, (name, action)
             assert actual.log == expected.log, (name, action)
+            # the event's broker epoch is left out of its equality, not out of the log a report shows
+            assert _broker_epoch(actual.log) == _broker_epoch(expected.log), (name, action)
             compared += 1
     assert compared > 0
 

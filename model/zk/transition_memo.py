@@ -73,6 +73,7 @@ from model.zk.state.values import (
     History,
     Request,
     RequestKind,
+    StepLog,
     ZkState,
 )
 
@@ -253,6 +254,7 @@ class _Memo:
         self.entries = entries
         self.intern = intern
         self._effects: dict[tuple[Any, ...], Any] = {}
+        self._logs: dict[tuple[StepLog, int], StepLog] = {}  # the logs the effects keep (:meth:`_log`)
         self._last: tuple[Any, ...] = (None,)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -267,7 +269,15 @@ class _Memo:
         effects = self._effects
         if len(effects) >= self.entries:
             effects.clear()
+            self._logs.clear()
         effects[key] = effect
+
+    def _log(self, log: StepLog) -> StepLog:
+        """The log stored before that is equal to ``log`` and shows the same broker epoch of the event processed
+        (a report's, left out of an event's equality), else ``log``: steps in many situations log the same (a
+        controller's a few hundred logs in ten thousand situations), and an effect keeps its log."""
+        event = log.processed_event
+        return self._logs.setdefault((log, -1 if event is None else event.broker_epoch), log)
 
     def _seen(self, state: ClusterState) -> tuple[Any, ...]:
         """(``state``, the live brokers with an UpdateMetadata at the head of their channel (:func:`_unsettled`),
@@ -361,7 +371,7 @@ class BrokerStepMemo(_Memo):
         held = (state.broker(broker_id), queue, state.budget, state.history)
         intern = self.intern
         return _Effect(broker if broker is None else intern(broker), applied, appended, intern(child.budget),
-                       intern(child.history), child.log, held)
+                       intern(child.history), self._log(child.log), held)
 
     @staticmethod
     def _apply(state: ClusterState, broker_id: int, effect: _Effect) -> ClusterState:
@@ -587,7 +597,7 @@ class ControllerStepMemo(_Memo):
             zk=intern(child.zk), controller=intern(child.controller),
             zombie=None if child.zombie is None else intern(child.zombie),
             standby_reassignments=child.standby_reassignments, budget=intern(child.budget),
-            history=intern(child.history), log=child.log, held=held)
+            history=intern(child.history), log=self._log(child.log), held=held)
         if not queue_keyed:
             common["queued"] = _queued(state, child)
             if common["queued"] is None:
@@ -950,7 +960,7 @@ class EnvironmentStepMemo(_Memo):
         intern = self.intern
         common: dict[str, Any] = dict(
             zk=intern(child.zk), standby_reassignments=child.standby_reassignments, budget=intern(child.budget),
-            history=intern(child.history), log=child.log, queued=queued,
+            history=intern(child.history), log=self._log(child.log), queued=queued,
             held=(state.zk, state.budget, state.history, state.brokers, *(q for _, q in state.channels)))
         if touched is _WHOLE:
             effect = _ControllerEffect(True, whole=True, brokers=tuple(map(intern, child.brokers)),
