@@ -86,6 +86,11 @@ _OWN_FIELDS = frozenset(("brokers", "channels", "stray_logs"))
 #: The empty map of every effect that maps no broker (never written: an effect is not changed once stored).
 _NONE: dict[int, Any] = {}
 
+def _shared(mapping: dict[int, Any]) -> dict[int, Any]:
+    """``mapping``, or :data:`_NONE` when it is empty."""
+    return mapping or _NONE
+
+
 _NOT_MEMOISED = object()  # the step's effect reached beyond what its situation keys on: take it every time
 _WHOLE = object()  # the situation's controller steps read the brokers or the channels: key on all of them
 _REJECTED = object()  # a broker sent to rejected an UpdateMetadata at its head: take the step in full
@@ -612,7 +617,7 @@ class ControllerStepMemo(_Memo):
         if (len(child.brokers) != len(state.brokers) or set(after) - {b.id for b in state.brokers}
                 or any(b0.id != b1.id for b0, b1 in zip(state.brokers, child.brokers, strict=True))):
             return _NOT_MEMOISED
-        dropped = dict(touched.dropped) if touched.dropped else _NONE
+        dropped = dict(touched.dropped)
         brokers, queues, appended = {}, {}, {}
         for b in touched.channels:
             brokers[b] = intern(child.broker(b))
@@ -628,8 +633,8 @@ class ControllerStepMemo(_Memo):
                 return _NOT_MEMOISED
             if len(queue) > len(base):
                 appended[b] = tuple(map(intern, queue[len(base):]))
-        effect = _ControllerEffect(True, brokers=brokers or _NONE, queues=queues or _NONE, dropped=dropped,
-                                   appended=appended or _NONE, **common)
+        effect = _ControllerEffect(True, brokers=_shared(brokers), queues=_shared(queues), dropped=_shared(dropped),
+                                   appended=_shared(appended), **common)
         applied = self._apply(state, effect)
         if applied is _REJECTED:
             return None
