@@ -170,10 +170,10 @@ class Codec:
         known = memo.parts.get(key)
         if known is not None:
             return known
-        if type(part) in _KEPT:
-            self._remember(memo, part, key, self.memo_parts)
-            return part
-        return self.read_part(_Reader(key, self.topics, self.read_part, self.read_table), kind, read)
+        if type(part) not in _KEPT:  # read back: its tables are the codec's, looked up by read_table
+            part = read(_Reader(key, self.topics, self.read_part, self.read_table))
+        self._remember(memo, part, key, self.memo_parts)
+        return part
 
     # ---- decoding ----
     def decode(self, data: bytes) -> ClusterState:
