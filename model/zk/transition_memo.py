@@ -78,7 +78,7 @@ from model.zk.state.values import (
 )
 
 #: Situations each memo keeps before it is emptied (a bound on its memory).
-MEMO_ENTRIES = 1 << 15
+MEMO_ENTRIES = 1 << 17
 
 #: The step's lazily thawed fields a broker step may read without its situation keying on more parts.
 _OWN_FIELDS = frozenset(("brokers", "channels", "stray_logs"))

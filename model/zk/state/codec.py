@@ -53,7 +53,7 @@ from model.zk.state.values import (
 )
 
 #: Parts each memo of a :class:`Codec` keeps before it is emptied (a bound on its memory).
-MEMO_PARTS = 1 << 14
+MEMO_PARTS = 1 << 16
 
 
 class _PartMemo:
