@@ -86,6 +86,7 @@ _OWN_FIELDS = frozenset(("brokers", "channels", "stray_logs"))
 #: The empty map of every effect that maps no broker (never written: an effect is not changed once stored).
 _NONE: dict[int, Any] = {}
 
+
 def _shared(mapping: dict[int, Any]) -> dict[int, Any]:
     """``mapping``, or :data:`_NONE` when it is empty."""
     return mapping or _NONE
@@ -974,9 +975,9 @@ class EnvironmentStepMemo(_Memo):
         else:
             parts = {b.id: b for b in child.brokers}
             read = [b for b in touched.channels if b in parts]
-            brokers = {b: intern(parts[b]) for b in read} if read else _NONE
-            queues = {b: tuple(map(intern, child.channel(b))) for b in read} if read else _NONE
-            effect = _ControllerEffect(True, brokers=brokers, queues=queues, dropped=_NONE, appended=_NONE, **common)
+            effect = _ControllerEffect(True, brokers=_shared({b: intern(parts[b]) for b in read}),
+                                       queues=_shared({b: tuple(map(intern, child.channel(b))) for b in read}),
+                                       dropped=_NONE, appended=_NONE, **common)
         return effect if self._apply(state, effect) == child else _NOT_MEMOISED
 
     @staticmethod
