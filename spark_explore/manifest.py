@@ -11,7 +11,9 @@ action, distinct total), and for the run the findings recorded so far (as locate
 evidence is recomputed from the states on disk when the result is built), the SOMETIMES properties
 already satisfied, and, once the search stops, the outcome.
 
-It also records, for every level written, its row count, the checksum of its fingerprints
+It records the width of the run's fingerprints (64 or 128 bits, :mod:`spark_explore.columns`;
+a manifest without one is a 64-bit run's), which a resumed run keeps. It also records, for every
+level written, its row count, the checksum of its fingerprints
 (:func:`explorer.fingerprint.checksum`) and that of its parent transitions
 (:func:`explorer.integrity.links_checksum`); ``--resume`` compares them with the files, and every
 stored state's bytes with its fingerprint, before it trusts them
@@ -33,6 +35,7 @@ import attrs
 
 from explorer.checkpoint import ResumeError, check_seal, sealed
 from explorer.contract import PropertyKind
+from explorer.fingerprint import FINGERPRINT_BITS
 from explorer.results import Candidate, LevelStats
 
 MANIFEST_NAME = "manifest.json"
@@ -81,6 +84,7 @@ class Manifest:
     queue: int = 0
     seconds: float = 0.0  # wall time spent on the run so far, over every driver that worked on it
     stopped_by: str | None = None  # StopCause value of a search that stopped early
+    fingerprint_bits: int = 64  # the width of every fingerprint in the run's levels and findings
 
     @property
     def generated(self) -> int:
@@ -122,6 +126,7 @@ class Manifest:
             "distinct": self.distinct,
             "generated": self.generated,
             "seconds": self.seconds,
+            "fingerprint_bits": self.fingerprint_bits,
             "levels": [attrs.asdict(level) for level in self.levels],
             "recorded": [
                 {
@@ -142,6 +147,9 @@ class Manifest:
         if data.get("format") != FORMAT_VERSION:
             raise ValueError(f"unsupported manifest format {data.get('format')!r}, expected {FORMAT_VERSION}")
         levels = tuple(LevelRecord(**_checked_level(level)) for level in data["levels"])
+        bits = _of(data, "fingerprint_bits", int) if "fingerprint_bits" in data else 64
+        if bits not in FINGERPRINT_BITS:
+            raise ValueError(f"fingerprint_bits {bits}")
         for depth, level in enumerate(levels):
             if level.depth != depth:
                 raise ValueError(f"level {depth} is recorded as depth {level.depth}")
@@ -172,6 +180,7 @@ class Manifest:
             queue=_of(data, "queue", int),
             seconds=float(_of(data, "seconds", (int, float))),
             stopped_by=data.get("stopped_by"),
+            fingerprint_bits=bits,
         )
 
 
