@@ -119,13 +119,14 @@ def spark_submit_arguments(
     submit_dir: Path = submit.DEFAULT_SUBMIT_DIR,
     run_root: str = submit.DEFAULT_RUN_ROOT,
     spark_submit: str = "spark-submit",
+    fingerprint_bits: int = 64,
 ) -> list[str]:
     """``kmc explore SCENARIO --engine spark`` as a ``spark-submit`` command line (files written to ``submit_dir``)."""
     return submit.spark_submit_arguments(
         scenario_file=scenario_file(scenario), entry_point=_driver_entry_point(), packages=PACKAGES,
         package_data=PACKAGE_DATA,
         master=master, conf=conf, max_depth=max_depth, max_states=max_states, submit_dir=submit_dir,
-        run_root=run_root, spark_submit=spark_submit)
+        run_root=run_root, spark_submit=spark_submit, fingerprint_bits=fingerprint_bits)
 
 
 def spark_submit_command(
@@ -136,9 +137,11 @@ def spark_submit_command(
     max_depth: int | None = None,
     max_states: int | None = None,
     submit_dir: Path = submit.DEFAULT_SUBMIT_DIR,
+    fingerprint_bits: int = 64,
 ) -> str:
     """The command line of :func:`spark_submit_arguments` as shell text, with a note on what it needs."""
     return submit.spark_submit_command(
         scenario_file=scenario_file(scenario), entry_point=_driver_entry_point(), packages=PACKAGES,
         package_data=PACKAGE_DATA,
-        master=master, conf=conf, max_depth=max_depth, max_states=max_states, submit_dir=submit_dir)
+        master=master, conf=conf, max_depth=max_depth, max_states=max_states, submit_dir=submit_dir,
+        fingerprint_bits=fingerprint_bits)

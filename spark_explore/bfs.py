@@ -6,7 +6,14 @@ bounds at level boundaries. Only storage differs: every level is written as Parq
 directory (``levels/level=NNNN``: the states first reached at that depth, each with its chosen
 parent transition) and counted in the manifest (:mod:`spark_explore.manifest`), whichever way it
 was computed. The driver also keeps every visited fingerprint in one sorted array (8 bytes a
-state; the parent pointers stay on disk).
+state, 16 at 128 bits; the parent pointers stay on disk).
+
+Fingerprints are 64 bits, or 128 when ``fingerprint_bits`` asks (for runs so large that the 64-bit
+collision estimate is not negligible): the same search with wider fingerprints. Spark has no
+128-bit integer, so a 128-bit level stores each fingerprint as two longs whose signed order is the
+integer order (:mod:`spark_explore.columns`), and every ordering below (the parent rule, the
+truncation) orders them as the integers they stand for, as the local engine's 128-bit arrays do.
+The width is recorded in the manifest; a resumed run keeps it.
 
 A level is expanded in one of two ways:
 
@@ -26,7 +33,8 @@ A level is expanded in one of two ways:
      search, the anti-join, before they are shuffled; per-action counts and findings come back
      through an accumulator;
   2. groups the remaining successors by child fingerprint, keeping the smallest
-     ``(parent fingerprint, action index)`` (the parent rule);
+     ``(parent fingerprint, action index)`` (the parent rule; at 128 bits the struct
+     ``(parent_fp_hi, parent_fp_lo, action_index)``, whose order is the same);
   3. writes them as the Parquet of level ``d+1``.
 
   So a level's de-duplication costs the same however many levels came before it (an anti-join
@@ -77,7 +85,15 @@ from explorer.bfs import bound_reached
 from explorer.checkpoint import ResumeError, finished_run
 from explorer.contract import Model, ModelFactory, Property
 from explorer.expand import ActionNames, PropertySet, expand_batch
-from explorer.fingerprint import array_checksum, checksum, fingerprint, fingerprints_of
+from explorer.fingerprint import (
+    FINGERPRINT_BITS,
+    array_checksum,
+    as_int,
+    checksum,
+    fingerprint,
+    fingerprint_dtype,
+    fingerprints_of,
+)
 from explorer.integrity import check_same_search, links_checksum
 from explorer.progress import ProgressSnapshot
 from explorer.results import (
@@ -92,10 +108,16 @@ from explorer.results import (
 )
 from explorer.stopping import Limits, resident_memory
 from explorer.visited import NO_ACTION, FingerprintSet, NextLevel
+from spark_explore.columns import (
+    column_fingerprints,
+    fingerprint_arrays,
+    fp_columns,
+    frontier_columns,
+    level_arrow_schema,
+    level_schema,
+    parent_columns,
+)
 from spark_explore.level import (
-    FRONTIER_COLUMNS,
-    LEVEL_ARROW_SCHEMA,
-    LEVEL_SCHEMA,
     FindingRow,
     new_states_table,
     notes_accumulator,
@@ -158,6 +180,11 @@ def _non_negative(_instance: Any, attribute: attrs.Attribute[Any], value: int | 
         raise ValueError(f"{attribute.name} must be at least 0, got {value}")
 
 
+def _fingerprint_width(_instance: Any, _attribute: attrs.Attribute[Any], value: int | None) -> None:
+    if value is not None and value not in FINGERPRINT_BITS:
+        raise ValueError(f"fingerprint_bits must be one of {FINGERPRINT_BITS}, got {value}")
+
+
 @attrs.frozen
 class SparkBfsOptions:
     """Where and how a Spark BFS runs.
@@ -179,6 +206,8 @@ class SparkBfsOptions:
     Within a level, ``progress`` gets a snapshot at most every ``progress_interval_seconds``: the
     states a driver level has expanded, the finished tasks of a level's Spark job, or what the
     search waits for (``"starting Spark"`` while the session's JVM and workers start).
+    ``fingerprint_bits`` is the fingerprints' width: None is 64 for a new run and, on ``resume``, the
+    width the run was started with; a resume asking for another width is refused.
     """
 
     run_dir: Path = attrs.field(converter=Path)
@@ -198,6 +227,7 @@ class SparkBfsOptions:
     driver_max_states: int = DEFAULT_DRIVER_MAX_STATES
     keep_going: bool = False
     progress_interval_seconds: float = 10.0
+    fingerprint_bits: int | None = attrs.field(default=None, validator=_fingerprint_width)
 
 
 def run_spark_bfs(factory: ModelFactory[Any, Any], options: SparkBfsOptions) -> ExplorationResult:
@@ -250,6 +280,12 @@ def _prepare_run_dir(run_dir: Path, options: SparkBfsOptions, model: Model[Any, 
         )
     check_same_search(run_dir, (manifest.scenario_hash, manifest.kmc_version),
                       (options.scenario_hash, options.kmc_version), SparkExploreError)
+    bits = manifest.fingerprint_bits
+    if options.fingerprint_bits not in (None, bits):
+        raise SparkExploreError(
+            f"{run_dir} was explored with {bits}-bit fingerprints; resume it with --fingerprint-bits {bits} "
+            "(or without --fingerprint-bits)"
+        )
     names = {p.name for p in model.properties()}
     for candidate in manifest.recorded:
         if candidate.property not in names or not 0 <= candidate.depth <= len(manifest.levels):
@@ -257,10 +293,10 @@ def _prepare_run_dir(run_dir: Path, options: SparkBfsOptions, model: Model[Any, 
                 f"{run_dir / MANIFEST_NAME} records a finding of {candidate.property!r} at depth {candidate.depth} "
                 "that this run cannot have made; the manifest is corrupt, start a new run"
             )
-    verify_level(run_dir, 0, manifest.initial_states, manifest.initial_checksum, manifest.initial_links)
+    verify_level(run_dir, 0, manifest.initial_states, manifest.initial_checksum, manifest.initial_links, bits)
     for record in manifest.levels:
         if record.expanded:
-            verify_level(run_dir, record.depth + 1, record.new, record.checksum, record.links)
+            verify_level(run_dir, record.depth + 1, record.new, record.checksum, record.links, bits)
     return manifest
 
 
@@ -277,7 +313,8 @@ class _Search:
         manifest: Manifest | None,
     ) -> None:
         self.session = session
-        self.fingerprints = FingerprintSet(64)
+        self.bits = manifest.fingerprint_bits if manifest is not None else options.fingerprint_bits or 64
+        self.fingerprints = FingerprintSet(self.bits)
         self.driver_seconds_per_state: float | None = None
         self.property_set = PropertySet.of(model.properties())
         self.factory = factory
@@ -418,21 +455,23 @@ class _Search:
     def _initial_level(self) -> Manifest:
         """Level 0: the initial states, de-duplicated, in fingerprint order; each counts as generated
         (TLC). Written by the driver, with null parent transitions."""
+        bits = self.bits
         rows: dict[int, bytes] = {}
         generated = 0
         self.run_dir.mkdir(parents=True, exist_ok=True)
         for state in self.model.init_states():
             generated += 1
             data = self.model.encode(state)
-            rows.setdefault(fingerprint(data), data)
+            rows.setdefault(fingerprint(data, bits), data)
         fps = sorted(rows)
+        keys = fingerprints_of(fps, bits)
+        no_parents = [pa.nulls(len(fps), pa.int64()) for _ in parent_columns(bits)]
         table = pa.Table.from_arrays(
-            [pa.array(fps, pa.int64()), pa.nulls(len(fps), pa.int64()), pa.nulls(len(fps), pa.int32()),
+            [*fingerprint_arrays(keys, bits), *no_parents, pa.nulls(len(fps), pa.int32()),
              pa.nulls(len(fps), pa.string()), pa.array([rows[fp] for fp in fps], pa.binary())],
-            schema=LEVEL_ARROW_SCHEMA,
+            schema=level_arrow_schema(bits),
         )
         _write_level_file(level_dir(self.run_dir, 0), table)
-        keys = fingerprints_of(fps)
         self.fingerprints.add(keys)
         manifest = Manifest(
             scenario_hash=self.options.scenario_hash,
@@ -440,8 +479,10 @@ class _Search:
             master=self.master,
             initial_states=len(rows),
             initial_generated=generated,
-            initial_checksum=checksum(rows),
-            initial_links=links_checksum(keys, np.zeros(len(keys), np.int64), np.full(len(keys), NO_ACTION, np.int32)),
+            initial_checksum=checksum(rows, bits),
+            initial_links=links_checksum(keys, np.zeros(len(keys), fingerprint_dtype(bits)),
+                                         np.full(len(keys), NO_ACTION, np.int32), bits),
+            fingerprint_bits=bits,
         )
         self._save(manifest)
         return manifest
@@ -461,8 +502,8 @@ class _Search:
             manifest, levels=levels, recorded=tuple(c for c in manifest.recorded if c.depth < len(levels))
         )
         # The visited fingerprints: those of the levels the manifest counts (their files were verified).
-        self.fingerprints = FingerprintSet(64, np.sort(np.concatenate(
-            [level_fingerprints(self.run_dir, depth) for depth in range(len(levels) + 1)])))
+        self.fingerprints = FingerprintSet(self.bits, np.sort(np.concatenate(
+            [level_fingerprints(self.run_dir, depth, self.bits) for depth in range(len(levels) + 1)])))
         return attrs.evolve(
             manifest, completed=False, outcome=None, reason="", queue=0, master=self.master, stopped_by=None
         )
@@ -513,8 +554,9 @@ class _Search:
         """One level expanded by the driver, batch by batch, as the local BFS does."""
         clock = _PhaseClock()
         model = self.model
-        frontier = level_table(self.run_dir, depth, FRONTIER_COLUMNS)
-        fps = np.asarray(frontier.column("fp").to_numpy(), dtype=np.int64)
+        bits = self.bits
+        frontier = level_table(self.run_dir, depth, frontier_columns(bits))
+        fps = column_fingerprints(frontier, fp_columns(bits), bits)
         data = frontier.column("data").to_pylist()
         names = ActionNames()
         next_level = NextLevel(self.fingerprints, room)
@@ -525,10 +567,10 @@ class _Search:
         for start in range(0, len(data), _DRIVER_BATCH):
             parents = fps[start : start + _DRIVER_BATCH]
             batch = expand_batch(model, map(model.decode, data[start : start + _DRIVER_BATCH]), self.property_set,
-                                 names, generate=generate, skip=skip)
+                                 names, generate=generate, skip=skip, fingerprint_bits=bits)
             candidates.extend(
-                self._candidate(FindingRow(f.property, int(parents[position]), f.action_index, f.child_fingerprint),
-                                depth)
+                self._candidate(FindingRow(f.property, as_int(parents[position], bits), f.action_index,
+                                           f.child_fingerprint), depth)
                 for position, f in batch.findings
             )
             generated_codes.append(batch.action_codes)
@@ -541,19 +583,19 @@ class _Search:
                                       distinct=next_level.approximate_size, queue=len(data) - done)
         clock.lap("expand (driver)")
         generated_by_action = names.counts(np.concatenate(generated_codes)) if generated_codes else {}
-        new_fps = np.zeros(0, np.int64)
+        new_fps = np.zeros(0, fingerprint_dtype(bits))
         new_by_action: dict[str, int] = {}
         level_checksum: int | None = None
         level_links: int | None = None
         truncated = False
         if generate:
             new = next_level.finish()
-            _write_level_file(level_dir(self.run_dir, depth + 1), new_states_table(new, names))
+            _write_level_file(level_dir(self.run_dir, depth + 1), new_states_table(new, names, bits))
             clock.lap("write (driver)")
             new_fps, truncated = new.fps, new.truncated
             new_by_action = names.counts(new.action_codes)
-            level_checksum = array_checksum(new.fps)
-            level_links = links_checksum(new.fps, new.parent_fps, new.action_indices)
+            level_checksum = array_checksum(new.fps, bits)
+            level_links = links_checksum(new.fps, new.parent_fps, new.action_indices, bits)
         record = self._record(depth, frontier_size, manifest, clock, generate, generated_by_action, new_by_action,
                               len(new_fps), level_checksum, level_links, truncated)
         return record, candidates, new_fps
@@ -574,21 +616,22 @@ class _Search:
         visited = self._write_visited(depth) if generate else None
         clock.lap("visited")
         self._stop_if_exceeded()
-        frontier = self._read_levels(depth, depth).select(*FRONTIER_COLUMNS)
+        bits = self.bits
+        frontier = self._read_levels(depth, depth).select(*frontier_columns(bits))
         notes = notes_accumulator(spark.sparkContext)
         expander = partition_expander(self.factory, notes, generate=generate, skip=manifest.reported,
-                                      visited=None if visited is None else str(visited))
-        successors = frontier.mapInArrow(expander, LEVEL_SCHEMA)
+                                      visited=None if visited is None else str(visited), bits=bits)
+        successors = frontier.mapInArrow(expander, level_schema(bits))
         new_by_action: dict[str, int] = {}
         level_checksum: int | None = None
         level_links: int | None = None
         truncated = False
-        new_fps = np.zeros(0, np.int64)
+        new_fps = np.zeros(0, fingerprint_dtype(bits))
         if generate:
             with self._watching(manifest, group=group):
                 self._write_next_level(successors, depth)
             clock.lap("expand+deduplicate+write")
-            summary = level_summary(level_dir(self.run_dir, depth + 1))
+            summary = level_summary(level_dir(self.run_dir, depth + 1), bits)
             clock.lap("count")
             if room is not None and summary.rows > room:
                 summary = self._truncate_level(depth + 1, room)
@@ -651,33 +694,36 @@ class _Search:
 
     def _truncate_level(self, depth: int, room: int) -> LevelSummary:
         """Keep, of the states written as level ``depth``, the ``room`` with the smallest fingerprints
-        (the local BFS keeps the same ones when max_states is reached within a level)."""
+        (the local BFS keeps the same ones when max_states is reached within a level): ordered by the
+        fingerprint's columns, whose order is the integers' (:mod:`spark_explore.columns`)."""
         target = level_dir(self.run_dir, depth)
         kept = target.with_name(f"{target.name}.truncated")
         shutil.rmtree(kept, ignore_errors=True)
-        self._read_levels(depth, depth).orderBy("fp").limit(room).write.parquet(str(kept))
+        self._read_levels(depth, depth).orderBy(*fp_columns(self.bits)).limit(room).write.parquet(str(kept))
         shutil.rmtree(target)
         kept.rename(target)
-        return level_summary(target)
+        return level_summary(target, self.bits)
 
     def _read_levels(self, first: int, last: int) -> DataFrame:
         """The states of levels ``first..last`` (the schema is given, so no file footer is read
         while planning; a level directory the manifest does not count is never read)."""
         paths = [str(level_dir(self.run_dir, k)) for k in range(first, last + 1)]
-        return self.spark.read.schema(LEVEL_SCHEMA).parquet(*paths)
+        return self.spark.read.schema(level_schema(self.bits)).parquet(*paths)
 
     def _write_next_level(self, successors: DataFrame, depth: int) -> None:
         """De-duplicate the successors of level ``depth`` (the expander left out the visited ones)
         against themselves (parent rule), and write them as level ``depth + 1``."""
         from pyspark.sql import functions as F
 
-        # The parent rule of explorer.results: the smallest (parent fp, action index) wins; the
-        # action name rides along (it is a function of the transition). All successors with one
+        # The parent rule of explorer.results: the smallest (parent fp, action index) wins (a struct
+        # compares field by field, and a 128-bit parent's two columns compare as its integer does);
+        # the action name rides along (it is a function of the transition). All successors with one
         # fingerprint carry the same canonical bytes, so any of them will do.
-        new_states = successors.groupBy("fp").agg(
-            F.min(F.struct("parent_fp", "action_index", "action_name")).alias("via"),
+        fps, parents = fp_columns(self.bits), parent_columns(self.bits)
+        new_states = successors.groupBy(*fps).agg(
+            F.min(F.struct(*parents, "action_index", "action_name")).alias("via"),
             F.any_value("data").alias("data"),
-        ).select("fp", "via.parent_fp", "via.action_index", "via.action_name", "data")
+        ).select(*fps, *(f"via.{name}" for name in parents), "via.action_index", "via.action_name", "data")
         target = str(level_dir(self.run_dir, depth + 1))
         new_states.write.mode("overwrite").parquet(target)
 
@@ -806,6 +852,7 @@ class _Search:
                 ActionCoverage(name, generated, new_by_action.get(name, 0))
                 for name, generated in sorted(generated_by_action.items())
             ),
+            fingerprint_bits=self.bits,
         )
         outcome = Outcome(manifest.outcome)
         complete = outcome is Outcome.OK or (self.options.keep_going and manifest.completed
@@ -814,7 +861,8 @@ class _Search:
             outcome = Outcome.VIOLATION
         unsatisfied = never_found(self.kinds.items(), manifest.examples_found) if complete else ()
         discoveries = tuple(
-            rebuild_discovery(self.run_dir, self.model, self.properties, candidate) for candidate in manifest.recorded
+            rebuild_discovery(self.run_dir, self.model, self.properties, candidate, self.bits)
+            for candidate in manifest.recorded
         )
         options = self.options
         return ExplorationResult(
@@ -832,7 +880,7 @@ class _Search:
                 "max_states": options.max_states,
                 "time_limit": options.limits.time_limit,
                 "max_memory": None,
-                "fingerprint_bits": 64,
+                "fingerprint_bits": self.bits,
             },
         )
 

@@ -1,18 +1,23 @@
 """The partition expander: what a Spark worker does to its share of a BFS level.
 
-The driver loop (:mod:`spark_explore.bfs`) hands each level's frontier, a DataFrame of
-``(fp long, data binary)``, to ``mapInArrow`` with the function built by :func:`partition_expander`.
-For every Arrow batch of its partition the worker calls :func:`explorer.expand.expand_batch`, the
-very function the local BFS calls, and emits one row per generated transition whose successor was
-not visited before, in the schema of a level's Parquet (:data:`LEVEL_SCHEMA`): child fingerprint,
-parent fingerprint, action index, action name, child bytes. Duplicates within the level are
-included; the driver's plan de-duplicates them in the JVM.
+The driver loop (:mod:`spark_explore.bfs`) hands each level's frontier, a DataFrame of the
+fingerprint and the state's bytes (``(fp long, data binary)`` at 64 bits, ``(fp_hi long, fp_lo
+long, data binary)`` at 128: :mod:`spark_explore.columns`), to ``mapInArrow`` with the function
+built by :func:`partition_expander`. For every Arrow batch of its partition the worker calls
+:func:`explorer.expand.expand_batch`, the very function the local BFS calls, and emits one row per
+generated transition whose successor was not visited before, in the schema of a level's Parquet
+(:func:`~spark_explore.columns.level_schema`): child fingerprint, parent fingerprint, action index,
+action name, child bytes, with fingerprints of the run's width (``expand_batch``'s
+``fingerprint_bits``). Duplicates within the level are included; the driver's plan de-duplicates
+them in the JVM.
 
 The visited set is the anti-join's other side: a sorted array of every fingerprint of levels
 ``0..d`` that the driver writes in the run directory before the level's job (see
-:mod:`spark_explore.bfs`). A worker memory-maps it (the operating system shares its pages among
-the workers of a host) and drops the successors it finds there by binary search, before they are
-shuffled: a level's de-duplication costs the same however many levels came before it.
+:mod:`spark_explore.bfs`): ``int64`` at 64 bits, 16-byte records ``(hi, lo)`` at 128, sorted as the
+integers they stand for (:mod:`explorer.fingerprint`). A worker memory-maps it (the operating
+system shares its pages among the workers of a host) and drops the successors it finds there by
+binary search, before they are shuffled: a level's de-duplication costs the same however many
+levels came before it.
 
 What is not a successor travels on the side, through a Spark accumulator, so that a level costs a
 single Spark job (expansion, de-duplication and write in one plan, nothing cached): per partition,
@@ -38,25 +43,26 @@ from pyspark.accumulators import Accumulator, AccumulatorParam
 
 from explorer.contract import Model, ModelFactory
 from explorer.expand import ActionNames, BatchExpansion, PropertySet, expand_batch
+from explorer.fingerprint import as_int
 from explorer.visited import NewStates, sorted_contains
+from spark_explore.columns import (
+    column_fingerprints,
+    fingerprint_arrays,
+    fp_columns,
+    frontier_columns,
+    level_arrow_schema,
+    level_schema,
+)
 
-#: The frontier of a level as the expander reads it.
-FRONTIER_COLUMNS = ("fp", "data")
+#: The frontier of a level of 64-bit fingerprints as the expander reads it.
+FRONTIER_COLUMNS = frontier_columns(64)
 
-#: What the expander emits, as a Spark DDL string: the columns of a level's Parquet (a level holds
-#: the successors that survived de-duplication, each with its chosen parent transition).
-LEVEL_SCHEMA = "fp long, parent_fp long, action_index int, action_name string, data binary"
+#: What the expander emits at 64 bits, as a Spark DDL string: the columns of a level's Parquet (a
+#: level holds the successors that survived de-duplication, each with its chosen parent transition).
+LEVEL_SCHEMA = level_schema(64)
 
 #: :data:`LEVEL_SCHEMA` as Arrow writes it.
-LEVEL_ARROW_SCHEMA = pa.schema(
-    [
-        ("fp", pa.int64()),
-        ("parent_fp", pa.int64()),
-        ("action_index", pa.int32()),
-        ("action_name", pa.string()),
-        ("data", pa.binary()),
-    ]
-)
+LEVEL_ARROW_SCHEMA = level_arrow_schema(64)
 
 
 @attrs.frozen
@@ -134,11 +140,13 @@ def partition_expander(
     generate: bool,
     skip: frozenset[str],
     visited: str | None = None,
+    bits: int = 64,
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The ``mapInArrow`` function expanding a partition of a level (see the module docstring).
 
     ``generate`` and ``skip`` have the meaning they have for :func:`explorer.expand.expand_batch`;
-    ``visited`` is the path of the sorted fingerprints already visited (None: emit every successor).
+    ``visited`` is the path of the sorted fingerprints already visited (None: emit every successor);
+    ``bits`` is the fingerprints' width (the frontier's columns and the successors').
     """
 
     def expand_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -150,7 +158,7 @@ def partition_expander(
         findings: list[FindingRow] = []
         for batch in batches:
             yield _expand_batch(model, properties, batch, generated, findings, generate=generate, skip=skip,
-                                seen=seen)
+                                seen=seen, bits=bits)
         context = TaskContext.get()
         partition = context.partitionId() if context is not None else 0
         notes.add({partition: PartitionNotes(tuple(sorted(generated.items())), tuple(findings))})
@@ -168,24 +176,26 @@ def _expand_batch(
     generate: bool,
     skip: frozenset[str],
     seen: np.ndarray | None,
+    bits: int = 64,
 ) -> pa.RecordBatch:
-    fps = np.asarray(batch.column(0).to_numpy(), dtype=np.int64)
+    fps = column_fingerprints(batch, fp_columns(bits), bits)
     names = ActionNames()
-    expansion = expand_batch(model, map(model.decode, batch.column(1).to_pylist()), properties, names,
-                             generate=generate, skip=skip)
+    expansion = expand_batch(model, map(model.decode, batch.column("data").to_pylist()), properties, names,
+                             generate=generate, skip=skip, fingerprint_bits=bits)
     for name, count in names.counts(expansion.action_codes).items():
         generated[name] = generated.get(name, 0) + count
     for position, finding in expansion.findings:
-        findings.append(FindingRow(finding.property, int(fps[position]), finding.action_index,
+        findings.append(FindingRow(finding.property, as_int(fps[position], bits), finding.action_index,
                                    finding.child_fingerprint))
     new = None if seen is None else np.flatnonzero(~sorted_contains(seen, expansion.child_fingerprints))
-    return level_batch(expansion, fps, names, rows=new)
+    return level_batch(expansion, fps, names, rows=new, bits=bits)
 
 
 def level_batch(expansion: BatchExpansion, parent_fps: np.ndarray, names: ActionNames,
-                rows: np.ndarray | None = None) -> pa.RecordBatch:
+                rows: np.ndarray | None = None, bits: int = 64) -> pa.RecordBatch:
     """The rows (all, or those at the indices ``rows``) of an expansion in a level's schema;
-    ``parent_fps`` are the fingerprints of the states the expansion expanded, in its order."""
+    ``parent_fps`` are the fingerprints of the states the expansion expanded, in its order, of
+    ``bits`` bits as the expansion's."""
     children, parents, indices, codes = (expansion.child_fingerprints, expansion.parents,
                                          expansion.action_indices, expansion.action_codes)
     data = expansion.data
@@ -194,13 +204,13 @@ def level_batch(expansion: BatchExpansion, parent_fps: np.ndarray, names: Action
         data = [data[i] for i in rows.tolist()]
     return pa.RecordBatch.from_arrays(
         [
-            pa.array(children, pa.int64()),
-            pa.array(parent_fps[parents], pa.int64()),
+            *fingerprint_arrays(children, bits),
+            *fingerprint_arrays(parent_fps[parents], bits),
             pa.array(indices, pa.int32()),
             action_name_column(codes, names),
             pa.array(data, pa.binary()),
         ],
-        schema=LEVEL_ARROW_SCHEMA,
+        schema=level_arrow_schema(bits),
     )
 
 
@@ -210,15 +220,15 @@ def action_name_column(codes: np.ndarray, names: ActionNames) -> pa.Array:
         pa.string())
 
 
-def new_states_table(new: NewStates, names: ActionNames) -> pa.Table:
-    """A level's new states, found on the driver, in a level's schema."""
+def new_states_table(new: NewStates, names: ActionNames, bits: int = 64) -> pa.Table:
+    """A level's new states, found on the driver, in a level's schema (fingerprints of ``bits`` bits)."""
     return pa.Table.from_arrays(
         [
-            pa.array(new.fps, pa.int64()),
-            pa.array(new.parent_fps, pa.int64()),
+            *fingerprint_arrays(new.fps, bits),
+            *fingerprint_arrays(new.parent_fps, bits),
             pa.array(new.action_indices, pa.int32()),
             action_name_column(new.action_codes, names),
             pa.array(new.data, pa.binary()),
         ],
-        schema=LEVEL_ARROW_SCHEMA,
+        schema=level_arrow_schema(bits),
     )

@@ -115,12 +115,13 @@ def spark_submit_arguments(
     max_states: int | None = None,
     submit_dir: Path = DEFAULT_SUBMIT_DIR,
     run_root: str = DEFAULT_RUN_ROOT,
+    fingerprint_bits: int = 64,
     spark_submit: str = "spark-submit",
 ) -> list[str]:
     """Write the zip, the entry point and the scenario into ``submit_dir``; return the command line."""
     options, application = _submit_parts(
         scenario_file, entry_point, packages, package_data, master, conf or {}, max_depth, max_states, submit_dir,
-        run_root,
+        run_root, fingerprint_bits,
         spark_submit,
     )
     return [*options, *application]
@@ -138,11 +139,12 @@ def spark_submit_command(
     max_states: int | None = None,
     submit_dir: Path = DEFAULT_SUBMIT_DIR,
     run_root: str = DEFAULT_RUN_ROOT,
+    fingerprint_bits: int = 64,
 ) -> str:
     """The command line of :func:`spark_submit_arguments` as shell text, with a note on what it needs."""
     options, application = _submit_parts(
         scenario_file, entry_point, packages, package_data, master, conf or {}, max_depth, max_states, submit_dir,
-        run_root,
+        run_root, fingerprint_bits,
         "spark-submit",
     )
     return "\n".join(
@@ -167,6 +169,7 @@ def _submit_parts(
     max_states: int | None,
     submit_dir: Path,
     run_root: str,
+    fingerprint_bits: int,
     spark_submit: str,
 ) -> tuple[list[str], list[str]]:
     """(spark-submit and its options, the application and its options), files written."""
@@ -189,6 +192,8 @@ def _submit_parts(
         application += ["--max-depth", str(max_depth)]
     if max_states is not None:
         application += ["--max-states", str(max_states)]
+    if fingerprint_bits != 64:
+        application += ["--fingerprint-bits", str(fingerprint_bits)]
     return options, application
 
 

@@ -4,7 +4,8 @@ The Spark BFS keeps no parent map in memory. Each level's Parquet holds, for eve
 reached at that depth, its chosen parent transition ``(parent_fp, action_index)`` (the rule of
 :mod:`explorer.results`). A finding located at depth ``d`` on fingerprint ``fp`` is turned into a
 :class:`~explorer.results.Discovery` by following those pointers back to level 0, one look-up per
-level, on the driver with pyarrow (a few rows per level, no Spark job).
+level, on the driver with pyarrow (a few rows per level, no Spark job). Fingerprints are stored in
+the run's width (:mod:`spark_explore.columns`); the discovery's path holds them as Python ints.
 
 Evidence does not travel from the workers: it is recomputed here by running the property again on
 the state decoded from disk (and, for a transition property, on the transition replayed from it),
@@ -32,10 +33,11 @@ import pyarrow.dataset as ds
 
 from explorer.checkpoint import ResumeError
 from explorer.contract import Model, Property
-from explorer.fingerprint import array_checksum, fingerprint
+from explorer.fingerprint import array_checksum, as_int, fingerprint
 from explorer.integrity import StoredRows, links_checksum
 from explorer.results import Candidate, Discovery
 from explorer.visited import NO_ACTION
+from spark_explore.columns import column_fingerprints, fingerprint_filter, fp_columns, parent_columns
 
 LEVELS_DIR = "levels"
 
@@ -49,16 +51,17 @@ def level_dir(run_dir: Path, depth: int) -> Path:
     return run_dir / LEVELS_DIR / f"level={depth:04d}"
 
 
-def read_level_row(run_dir: Path, depth: int, fp: int, columns: Sequence[str]) -> dict[str, Any]:
-    """The stored row of the state ``fp`` in level ``depth``."""
+def read_level_row(run_dir: Path, depth: int, fp: int, columns: Sequence[str], bits: int = 64) -> pa.Table:
+    """The stored row of the state ``fp`` (of ``bits`` bits) in level ``depth``: its ``columns``, as a
+    table of one row."""
     dataset = ds.dataset(level_dir(run_dir, depth), format="parquet")
-    table = dataset.to_table(columns=list(columns), filter=pc.field("fp") == fp)
+    table = dataset.to_table(columns=list(columns), filter=fingerprint_filter(fp, bits))
     if table.num_rows == 0:
         raise ReplayMismatch(
             f"state {fp:#x} is not stored in level {depth} of {run_dir}: the run directory is "
             "incomplete or was written by another scenario"
         )
-    return {name: table.column(name)[0].as_py() for name in columns}
+    return table.slice(0, 1)
 
 
 @attrs.frozen
@@ -74,28 +77,28 @@ class LevelSummary:
     fps: np.ndarray = attrs.field(eq=False, repr=False)
 
 
-def level_summary(directory: Path) -> LevelSummary:
+def level_summary(directory: Path, bits: int = 64) -> LevelSummary:
     """Count a written level from its committed files rather than by Spark metrics, which a retried
     task could count twice; reading the fingerprints, the parent transitions and one
-    dictionary-encoded column is cheap."""
-    table = ds.dataset(directory, format="parquet").to_table(columns=["fp", "parent_fp", "action_index",
-                                                                      "action_name"])
+    dictionary-encoded column is cheap. ``bits``: the fingerprints' width."""
+    table = ds.dataset(directory, format="parquet").to_table(
+        columns=[*fp_columns(bits), *parent_columns(bits), "action_index", "action_name"])
     by_action: dict[str, int] = {}
     if table.num_rows:
         counts = table.column("action_name").value_counts()
         by_action = {str(entry["values"]): int(entry["counts"]) for entry in counts.to_pylist()}
-    fps = fingerprints(table.column("fp"))
-    parents, actions = parent_transitions(table)
-    return LevelSummary(by_action, table.num_rows, array_checksum(fps), links_checksum(fps, parents, actions), fps)
+    fps = column_fingerprints(table, fp_columns(bits), bits)
+    parents, actions = parent_transitions(table, bits)
+    return LevelSummary(by_action, table.num_rows, array_checksum(fps, bits),
+                        links_checksum(fps, parents, actions, bits), fps)
 
 
-def parent_transitions(table: pa.Table | pa.RecordBatch) -> tuple[np.ndarray, np.ndarray]:
-    """The ``parent_fp`` and ``action_index`` columns as arrays (an initial state's nulls read as 0
-    and :data:`explorer.visited.NO_ACTION`, as the local BFS keeps them)."""
-    parents = pc.fill_null(table.column("parent_fp"), 0)
+def parent_transitions(table: pa.Table | pa.RecordBatch, bits: int = 64) -> tuple[np.ndarray, np.ndarray]:
+    """The parent fingerprints and ``action_index`` columns as arrays (an initial state's nulls read
+    as 0 and :data:`explorer.visited.NO_ACTION`, as the local BFS keeps them)."""
+    parents = column_fingerprints(table, parent_columns(bits), bits)
     actions = pc.fill_null(table.column("action_index"), NO_ACTION)
-    return (np.asarray(parents.to_numpy(), dtype=np.int64) if len(parents) else np.zeros(0, np.int64),
-            np.asarray(actions.to_numpy(), dtype=np.int32) if len(actions) else np.zeros(0, np.int32))
+    return parents, (np.asarray(actions.to_numpy(), dtype=np.int32) if len(actions) else np.zeros(0, np.int32))
 
 
 def fingerprints(fps: pa.ChunkedArray | pa.Array) -> np.ndarray:
@@ -103,9 +106,11 @@ def fingerprints(fps: pa.ChunkedArray | pa.Array) -> np.ndarray:
     return np.asarray(fps.to_numpy(), dtype=np.int64) if len(fps) else np.zeros(0, dtype=np.int64)
 
 
-def level_fingerprints(run_dir: Path, depth: int) -> np.ndarray:
-    """The fingerprints stored in level ``depth``."""
-    return fingerprints(ds.dataset(level_dir(run_dir, depth), format="parquet").to_table(columns=["fp"]).column("fp"))
+def level_fingerprints(run_dir: Path, depth: int, bits: int = 64) -> np.ndarray:
+    """The fingerprints stored in level ``depth`` (of ``bits`` bits)."""
+    columns = fp_columns(bits)
+    table = ds.dataset(level_dir(run_dir, depth), format="parquet").to_table(columns=list(columns))
+    return column_fingerprints(table, columns, bits)
 
 
 def fingerprint_checksum(fps: pa.ChunkedArray) -> int:
@@ -114,7 +119,8 @@ def fingerprint_checksum(fps: pa.ChunkedArray) -> int:
     return array_checksum(fingerprints(fps))
 
 
-def verify_level(run_dir: Path, depth: int, rows: int, checksum: int | None, links: int | None) -> None:
+def verify_level(run_dir: Path, depth: int, rows: int, checksum: int | None, links: int | None,
+                 bits: int = 64) -> None:
     """Check that level ``depth`` on disk holds ``rows`` rows whose fingerprints and parent transitions
     have the checksums the manifest recorded, and that every state's bytes match its fingerprint;
     raise :class:`~explorer.checkpoint.ResumeError` naming the level otherwise. The level is read in
@@ -124,21 +130,22 @@ def verify_level(run_dir: Path, depth: int, rows: int, checksum: int | None, lin
         raise ResumeError(f"{directory} is missing; the run directory is incomplete, so it cannot be resumed: "
                           "start a new run")
     _verify_file_checksums(directory)
-    stored = StoredRows(directory)
+    stored = StoredRows(directory, bits)
+    expected = _stored_types(bits)
     try:
         dataset = ds.dataset(directory, format="parquet")
         types = {field.name: field.type for field in dataset.schema}
-        for name, kind in _STORED_TYPES.items():
+        for name, kind in expected.items():
             if types.get(name) != kind:
                 raise ResumeError(f"{directory} stores {name} as {types.get(name)}, expected {kind}; the run "
                                   "directory is damaged, so it cannot be resumed: start a new run")
-        for batch in dataset.to_batches(columns=list(_STORED_TYPES), batch_size=_VERIFY_BATCH):
+        for batch in dataset.to_batches(columns=list(expected), batch_size=_VERIFY_BATCH):
             data = batch.column("data")
             if data.null_count:
                 raise ResumeError(f"{directory} holds states without bytes; the run directory is damaged, so it "
                                   "cannot be resumed: start a new run")
-            parents, actions = parent_transitions(batch)
-            stored.add(fingerprints(batch.column("fp")), parents, actions, data.to_pylist())
+            parents, actions = parent_transitions(batch, bits)
+            stored.add(column_fingerprints(batch, fp_columns(bits), bits), parents, actions, data.to_pylist())
     except (OSError, pa.ArrowException, ValueError) as e:  # ValueError: a column name that is not UTF-8, …
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise ResumeError(f"{directory} cannot be read ({first[:160]}); the run directory is damaged, so it "
@@ -177,32 +184,38 @@ def _verify_file_checksums(directory: Path) -> None:
             raise ResumeError(f"{part} cannot be read ({e.strerror}); {damaged}") from None
 
 
-#: The columns a resumed run reads back from a level, with the types they were written with.
-_STORED_TYPES = {"fp": pa.int64(), "parent_fp": pa.int64(), "action_index": pa.int32(), "data": pa.binary()}
+def _stored_types(bits: int) -> dict[str, pa.DataType]:
+    """The columns a resumed run reads back from a level, with the types they were written with."""
+    return {**{name: pa.int64() for name in (*fp_columns(bits), *parent_columns(bits))},
+            "action_index": pa.int32(), "data": pa.binary()}
+
+
 #: States checked per batch when a level is verified.
 _VERIFY_BATCH = 8192
 
 
-def path_to(run_dir: Path, depth: int, fp: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def path_to(run_dir: Path, depth: int, fp: int, bits: int = 64) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The fingerprints from an initial state to ``fp`` (at ``depth``) and the action index of each
-    step, followed back through the parent pointers on disk."""
+    step, followed back through the parent pointers on disk (fingerprints of ``bits`` bits)."""
     path = [fp]
     action_indices: list[int] = []
+    parents = parent_columns(bits)
     for level in range(depth, 0, -1):
-        row = read_level_row(run_dir, level, path[-1], ("parent_fp", "action_index"))
-        path.append(row["parent_fp"])
-        action_indices.append(row["action_index"])
+        row = read_level_row(run_dir, level, path[-1], (*parents, "action_index"), bits)
+        path.append(as_int(column_fingerprints(row, parents, bits)[0], bits))
+        action_indices.append(row.column("action_index")[0].as_py())
     path.reverse()
     action_indices.reverse()
     return tuple(path), tuple(action_indices)
 
 
 def rebuild_discovery(
-    run_dir: Path, model: Model[Any, Any], properties: Sequence[Property], candidate: Candidate
+    run_dir: Path, model: Model[Any, Any], properties: Sequence[Property], candidate: Candidate, bits: int = 64
 ) -> Discovery:
-    """The discovery of ``candidate``: its path from disk, its evidence recomputed on the driver."""
-    path, action_indices = path_to(run_dir, candidate.depth, candidate.fingerprint)
-    data = read_level_row(run_dir, candidate.depth, candidate.fingerprint, ("data",))["data"]
+    """The discovery of ``candidate``: its path from disk, its evidence recomputed on the driver
+    (fingerprints of ``bits`` bits)."""
+    path, action_indices = path_to(run_dir, candidate.depth, candidate.fingerprint, bits)
+    data = read_level_row(run_dir, candidate.depth, candidate.fingerprint, ("data",), bits).column("data")[0].as_py()
     state = model.decode(data)
     prop = next((p for p in properties if p.name == candidate.property), None)
     if prop is None:
@@ -212,7 +225,7 @@ def rebuild_discovery(
     else:
         action = model.actions(state)[candidate.action_index]
         child = model.next_state(state, action)
-        if child is None or fingerprint(model.encode(child)) != candidate.child_fingerprint:
+        if child is None or fingerprint(model.encode(child), bits) != candidate.child_fingerprint:
             raise ReplayMismatch(
                 f"replaying action {candidate.action_index} from state {candidate.fingerprint:#x} does not "
                 f"reach {candidate.child_fingerprint:#x} again; check the model for set or dict iteration "
@@ -227,7 +240,7 @@ def rebuild_discovery(
             "worker but not on the driver; check the model for set or dict iteration order, randomness "
             "or the wall clock"
         )
-    return Discovery(candidate.property, candidate.kind, evidence, path, action_indices)
+    return Discovery(candidate.property, candidate.kind, evidence, path, action_indices, bits)
 
 
 def child_fingerprint(candidate: Candidate) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import stat
 import sys
 import tomllib
@@ -239,6 +240,16 @@ def test_print_spark_submit_writes_under_out(tmp_path: Path, monkeypatch: pytest
     [submit_dir] = (tmp_path / "o").iterdir()
     assert (submit_dir / "kmc-packages.zip").exists()
     assert str(submit_dir) in result.stdout
+
+
+@pytest.mark.parametrize("bits", ["64", "128"])
+def test_print_spark_submit_passes_the_fingerprint_width_on(bits: str, tmp_path: Path) -> None:
+    """The spark-submit line runs at the width asked for (64, the default, is not spelled out)."""
+    result = kmc("explore", "planted-complete-on-first-success", "--print-spark-submit", "--fingerprint-bits", bits,
+                 "--out", str(tmp_path))
+    assert result.exit_code == 0, result.stderr
+    assert ("--fingerprint-bits 128" in result.stdout) is (bits == "128")
+    assert "--fingerprint-bits 64" not in result.stdout
 
 
 def test_spark_submit_zip_ships_modules_and_package_data_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -487,9 +498,9 @@ def test_plan_refuses_an_unusable_out_before_it_prints(out: str, tmp_path: Path)
     assert result.stdout == ""
 
 
-@pytest.mark.parametrize("args", [["--max-memory", "1G"], ["--fingerprint-bits", "128"],
-                                  ["--checkpoint-every", "10"], ["--spark-ui", "--master", "spark://10.0.0.1:7077"]],
-                         ids=["max-memory", "fingerprint-bits", "checkpoint-every", "remote-ui"])
+@pytest.mark.parametrize("args", [["--max-memory", "1G"], ["--checkpoint-every", "10"],
+                                  ["--spark-ui", "--master", "spark://10.0.0.1:7077"]],
+                         ids=["max-memory", "checkpoint-every", "remote-ui"])
 def test_options_the_spark_engine_would_ignore_are_refused(args: list[str], tmp_path: Path) -> None:
     """Options that do not apply to the Spark engine are refused in one sentence, before Spark starts."""
     assert_refused(kmc("explore", "planted-complete-on-first-success", "--engine", "spark", "--out", str(tmp_path),
@@ -504,6 +515,39 @@ def test_fingerprint_bits_128_runs_and_says_so(tmp_path: Path) -> None:
     statistics = json.loads(result.stdout)["statistics"]
     assert (statistics["distinct"], statistics["fingerprint_bits"]) == (152, 128)
     assert statistics["collision_probability"] < 1e-30
+
+
+def test_a_128_bit_run_resumes_in_its_width(tmp_path: Path) -> None:
+    """A stopped 128-bit run resumes with the printed command alone, in 128 bits; asking for 64 on resume is
+    refused in one sentence naming the run's width."""
+    stopped = explore_local("planted-complete-on-first-success", "--out", str(tmp_path), "--fingerprint-bits", "128",
+                            "--time-limit", "0")
+    assert stopped.exit_code == 3, stopped.stderr
+    run_dir, _ = summary_of(tmp_path)
+    assert_refused(kmc("explore", "--resume", str(run_dir), "--fingerprint-bits", "64"),
+                   "was explored with 128-bit fingerprints", "--fingerprint-bits 128")
+    resumed = kmc("explore", "--resume", str(run_dir), "--format", "json")
+    assert resumed.exit_code == 1, resumed.stderr
+    statistics = json.loads(resumed.stdout)["statistics"]
+    assert (statistics["distinct"], statistics["fingerprint_bits"]) == (152, 128)
+
+
+def test_a_128_bit_run_killed_before_its_manifest_restarts_in_its_width(tmp_path: Path) -> None:
+    """run.json records a 128-bit width, so a run whose engine never wrote a manifest starts again at 128 bits on
+    --resume (a damaged width there is refused)."""
+    stopped = explore_local("planted-complete-on-first-success", "--out", str(tmp_path), "--fingerprint-bits", "128",
+                            "--time-limit", "0")
+    assert stopped.exit_code == 3, stopped.stderr
+    run_dir, _ = summary_of(tmp_path)
+    for written in [run_dir / "manifest.json", *run_dir.glob("checkpoint-*")]:
+        shutil.rmtree(written) if written.is_dir() else written.unlink()
+    facts = json.loads((run_dir / "run.json").read_text())
+    assert facts["fingerprint_bits"] == 128
+    resumed = kmc("explore", "--resume", str(run_dir), "--format", "json")
+    assert resumed.exit_code == 1, resumed.stderr
+    assert json.loads(resumed.stdout)["statistics"]["fingerprint_bits"] == 128
+    (run_dir / "run.json").write_text(json.dumps({**facts, "fingerprint_bits": 64.0}))
+    assert_refused(kmc("explore", "--resume", str(run_dir)), "run.json records fingerprint_bits")
 
 
 def test_an_incomplete_search_names_the_examples_it_has_not_found(tmp_path: Path) -> None:

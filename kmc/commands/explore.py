@@ -7,7 +7,8 @@ creates and locks a run directory (:mod:`kmc.common`) holding a copy of the scen
 
 ``--resume RUN_DIR`` continues a run with either engine: the scenario is read from the copy kept
 in the run directory (a SCENARIO given as well must be the same one), the engine from
-``run.json``; the engine then checks its own files before it trusts them.
+``run.json``, the fingerprint width from the engine's manifest (``--fingerprint-bits`` naming
+another width is refused); the engine then checks its own files before it trusts them.
 
 ``--symmetry`` explores one state per orbit of the scenario's interchangeable brokers
 (:mod:`model.zk.symmetry` says which brokers are, :mod:`explorer.symmetry` how the engines use it);
@@ -31,6 +32,7 @@ import attrs
 import click
 
 from explorer.checkpoint import ResumeError
+from explorer.fingerprint import FINGERPRINT_BITS
 from explorer.results import ExplorationResult
 from explorer.stopping import Limits, default_memory_budget
 from kmc import compose
@@ -141,12 +143,14 @@ def parse_size(option: str, text: str | None) -> int | None:
 
 @attrs.frozen
 class _Resumed:
-    """A run directory to continue: its scenario (from the copy it keeps) and its engine."""
+    """A run directory to continue: its scenario (from the copy it keeps), its engine, and its fingerprint
+    width when ``run.json`` records one (a 128-bit run's; None: the engine's manifest says)."""
 
     run_dir: Path
     scenario: Scenario
     engine: str
     keep_going: bool = False
+    fingerprint_bits: int | None = None
 
 
 @click.command(help="Explore every state of a scenario (a shipped name or a TOML path; default: 'default').")
@@ -173,8 +177,9 @@ class _Resumed:
 @click.option("--checkpoint-every", "checkpoint_every", default=None, metavar="DURATION",
               help=f"Local engine: save the search at a level boundary this often (default "
                    f"{DEFAULT_CHECKPOINT_SECONDS:g}s; 0: every level). Spark saves every level.")
-@click.option("--fingerprint-bits", type=click.Choice(["64", "128"]), default="64", show_default=True,
-              help="Local engine: fingerprint width; 128 for runs whose collision estimate is not negligible.")
+@click.option("--fingerprint-bits", type=click.Choice(["64", "128"]), default=None,
+              help="Fingerprint width, either engine (default 64; --resume keeps the run's own): 128 for runs whose "
+                   "collision estimate is not negligible.")
 @click.option("--difftrace", is_flag=True, help="In the printed text, steps show only the fields they changed.")
 @click.option("--no-progress", "no_progress", is_flag=True,
               help="Plain TLC-style progress lines even on a terminal (no live display).")
@@ -204,7 +209,7 @@ class _Resumed:
 def explore(interrupts: Interrupts | None, scenario: str | None, engine: str | None, master: str | None,
             conf: tuple[str, ...], out: Path, resume: Path | None, fmt: str, max_depth: int | None,
             max_states: int | None, time_limit: str | None, max_memory: str | None, checkpoint_every: str | None,
-            fingerprint_bits: str, difftrace: bool, no_progress: bool, spark_ui: bool,
+            fingerprint_bits: str | None, difftrace: bool, no_progress: bool, spark_ui: bool,
             driver_level_seconds: float | None, symmetry: bool, keep_going: bool, only_properties: tuple[str, ...],
             skip_properties: tuple[str, ...], print_spark_submit: bool) -> None:
     invoked = time.monotonic()  # --time-limit counts from here: all this invocation does, resumed or not
@@ -229,8 +234,10 @@ def explore(interrupts: Interrupts | None, scenario: str | None, engine: str | N
         else:
             sc = compose.select_properties(compose.resolve_scenario(scenario), only_properties, skip_properties)
         engine = engine or "spark"
-        bits = int(fingerprint_bits)
-        _check_engine_options(engine, master, spark_conf, memory_bytes, every, bits, spark_ui)
+        # On --resume without the option, the width the run was started with (None: the engine's manifest has it).
+        bits = (int(fingerprint_bits) if fingerprint_bits is not None
+                else resumed.fingerprint_bits if resumed is not None else 64)
+        _check_engine_options(engine, master, spark_conf, memory_bytes, every, spark_ui)
         if engine == "local" and driver_level_seconds is not None:
             raise UsageProblem("--driver-level-seconds applies to --engine spark (the local engine expands every "
                                "level in process); drop it or use spark.")
@@ -250,7 +257,8 @@ def explore(interrupts: Interrupts | None, scenario: str | None, engine: str | N
             fail(str(e))
         click.echo(compose.spark_submit_command(scenario=scenario or compose.DEFAULT_SCENARIO,
                                                 master=master or "yarn", conf=spark_conf, max_depth=max_depth,
-                                                max_states=max_states, submit_dir=submit_dir))
+                                                max_states=max_states, submit_dir=submit_dir,
+                                                fingerprint_bits=bits or 64))
         return
 
     try:
@@ -261,7 +269,7 @@ def explore(interrupts: Interrupts | None, scenario: str | None, engine: str | N
         fail(str(e))
     try:
         if resumed is None:
-            _keep_scenario(run_dir, sc, engine, symmetry=symmetry, keep_going=keep_going)
+            _keep_scenario(run_dir, sc, engine, symmetry=symmetry, keep_going=keep_going, fingerprint_bits=bits or 64)
         resume_command = None if symmetry else _resume_command(run_dir)
         interrupts = interrupts or Interrupts()
         started = time.time()
@@ -287,7 +295,7 @@ def explore(interrupts: Interrupts | None, scenario: str | None, engine: str | N
 
 
 def _check_engine_options(engine: str, master: str | None, conf: Mapping[str, str], max_memory: int | None,
-                          checkpoint_every: float | None, bits: int, spark_ui: bool) -> None:
+                          checkpoint_every: float | None, spark_ui: bool) -> None:
     """Refuse, in one sentence, options that the chosen engine would ignore."""
     if engine == "local":
         if master or conf or spark_ui:
@@ -298,9 +306,6 @@ def _check_engine_options(engine: str, master: str | None, conf: Mapping[str, st
                            "--conf spark.driver.memory=4g); drop it or use --engine local.")
     if checkpoint_every is not None:
         raise UsageProblem("--checkpoint-every applies to --engine local (a Spark run saves every level); drop it.")
-    if bits != 64:
-        raise UsageProblem("--fingerprint-bits 128 applies to --engine local (Spark stores fingerprints as 64-bit "
-                           "longs); drop it or use --engine local.")
     if spark_ui and master is not None and not (master == "local" or master.startswith("local[")
                                                 or master.startswith(("spark://127.0.0.1", "spark://localhost"))):
         raise UsageProblem(f"--spark-ui with --master {master} would listen on every network interface; "
@@ -352,11 +357,15 @@ def _resumed_run(run_dir: Path, scenario: str | None, engine: str | None) -> _Re
     if scenario is not None and compose.resolve_scenario(scenario).digest != digest:
         raise UsageProblem(f"{where} was explored with scenario {kept.name!r}, not {shown_path(scenario)!r}; resume "
                            f"it without SCENARIO, or start a new run.")
-    return _Resumed(run_dir, kept, recorded_engine, keep_going=facts.get("continue") is True)
+    bits = facts.get("fingerprint_bits")
+    if bits is not None and (type(bits) is not int or bits not in FINGERPRINT_BITS):
+        raise UsageProblem(f"{shown_path(run_file)} records fingerprint_bits {str(bits)[:40]!r}, not 64 or 128; the "
+                           "run cannot be resumed, start a new one.")
+    return _Resumed(run_dir, kept, recorded_engine, keep_going=facts.get("continue") is True, fingerprint_bits=bits)
 
 
 def _keep_scenario(run_dir: Path, sc: Scenario, engine: str, *, symmetry: bool = False,
-                   keep_going: bool = False) -> None:
+                   keep_going: bool = False, fingerprint_bits: int = 64) -> None:
     """What ``--resume`` reads back: the scenario's text and the facts that identify the run."""
     from reports.json_report import kmc_version
 
@@ -367,6 +376,8 @@ def _keep_scenario(run_dir: Path, sc: Scenario, engine: str, *, symmetry: bool =
         facts["symmetry"] = True
     if keep_going:
         facts["continue"] = True
+    if fingerprint_bits != 64:  # so that a run killed before its engine wrote a manifest resumes in its width
+        facts["fingerprint_bits"] = fingerprint_bits
     write_atomically(run_dir / RUN_FILE, json.dumps(facts, indent=2) + "\n")
 
 
@@ -401,7 +412,7 @@ def _symmetry_summary(model: KafkaControllerModel) -> str:
 
 def _run(engine: str, sc: Scenario, model: Any, run_dir: Path, master: str | None, conf: Mapping[str, str],
          resume: bool, max_depth: int | None, max_states: int | None, spark_ui: bool, limits: Limits,
-         checkpoint_every: float | None, bits: int, live_progress: bool,
+         checkpoint_every: float | None, bits: int | None, live_progress: bool,
          driver_level_seconds: float | None = None, *, symmetry: bool = False,
          keep_going: bool = False) -> ExplorationResult:
     """The search with the chosen engine; with ``symmetry``, over orbits, its discoveries rebuilt on ``model``."""
@@ -430,7 +441,7 @@ def _print_level(record: LevelRecord) -> None:
 
 def _search(engine: str, sc: Scenario, model: Any, run_dir: Path, master: str | None, conf: Mapping[str, str],
             resume: bool, max_depth: int | None, max_states: int | None, spark_ui: bool, limits: Limits,
-            checkpoint_every: float | None, bits: int, live_progress: bool,
+            checkpoint_every: float | None, bits: int | None, live_progress: bool,
             driver_level_seconds: float | None = None, *, symmetry: bool = False,
             keep_going: bool = False) -> ExplorationResult:
     from reports.json_report import kmc_version
@@ -439,8 +450,13 @@ def _search(engine: str, sc: Scenario, model: Any, run_dir: Path, master: str | 
     resume = resume and (run_dir / ENGINE_MANIFEST).exists()
     try:
         if engine == "local":
+            from explorer import checkpoint as checkpoints
             from explorer.bfs import BfsOptions, Checkpointing, run_bfs
             from explorer.progress import RichProgress, progress_for
+
+            if bits is None:  # --resume without --fingerprint-bits: the width the run was started with
+                recorded = checkpoints.read_manifest(run_dir) if resume else None
+                bits = recorded.fingerprint_bits if recorded is not None else 64
 
             checkpointing = None if symmetry else Checkpointing(
                 run_dir, every_seconds=DEFAULT_CHECKPOINT_SECONDS if checkpoint_every is None else checkpoint_every,
@@ -467,7 +483,8 @@ def _search(engine: str, sc: Scenario, model: Any, run_dir: Path, master: str | 
                                   ui=spark_ui, limits=limits,
                                   driver_seconds=(DEFAULT_DRIVER_SECONDS if driver_level_seconds is None
                                                   else driver_level_seconds), keep_going=keep_going,
-                                  progress_interval_seconds=0.25 if on_level is None else 10.0)
+                                  progress_interval_seconds=0.25 if on_level is None else 10.0,
+                                  fingerprint_bits=bits)
         factory = compose.factory_for(sc)
         if symmetry:
             from explorer.symmetry import reduced_factory
