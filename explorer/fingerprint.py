@@ -6,7 +6,8 @@ looked up in the data of another.
 
 A fingerprint is a signed integer of ``bits`` bits (64 by default, signed so that it fits Spark's
 LongType). 128 bits are for runs so large that TLC's collision estimate stops being negligible
-(see :func:`collision_probability`); only the local engine stores them.
+(see :func:`collision_probability`); both engines store them (the Spark engine as two longs per
+fingerprint whose signed order is the integers' order: :mod:`spark_explore.columns`).
 
 The breadth-first engines keep fingerprints in numpy arrays rather than as Python ints
 (:func:`fingerprint_array`): ``int64`` for 64 bits, read straight from the concatenated BLAKE2b
