@@ -45,24 +45,7 @@ from explorer.contract import Model, ModelFactory
 from explorer.expand import ActionNames, BatchExpansion, PropertySet, expand_batch
 from explorer.fingerprint import as_int
 from explorer.visited import NewStates, sorted_contains
-from spark_explore.columns import (
-    column_fingerprints,
-    fingerprint_arrays,
-    fp_columns,
-    frontier_columns,
-    level_arrow_schema,
-    level_schema,
-)
-
-#: The frontier of a level of 64-bit fingerprints as the expander reads it.
-FRONTIER_COLUMNS = frontier_columns(64)
-
-#: What the expander emits at 64 bits, as a Spark DDL string: the columns of a level's Parquet (a
-#: level holds the successors that survived de-duplication, each with its chosen parent transition).
-LEVEL_SCHEMA = level_schema(64)
-
-#: :data:`LEVEL_SCHEMA` as Arrow writes it.
-LEVEL_ARROW_SCHEMA = level_arrow_schema(64)
+from spark_explore.columns import column_fingerprints, fingerprint_arrays, fp_columns, level_arrow_schema
 
 
 @attrs.frozen
