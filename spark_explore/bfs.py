@@ -240,8 +240,6 @@ def run_spark_bfs(factory: ModelFactory[Any, Any], options: SparkBfsOptions) -> 
     run_dir = options.run_dir
     model = factory()
     manifest = _prepare_run_dir(run_dir, options, model)
-    if manifest is not None and manifest.completed and manifest.outcome != Outcome.INCONCLUSIVE.value:
-        raise finished_run(run_dir, manifest.outcome)  # as the local engine answers
     search = _Search(None, factory, model, options, manifest)
     try:
         return search.run()
@@ -286,6 +284,9 @@ def _prepare_run_dir(run_dir: Path, options: SparkBfsOptions, model: Model[Any, 
             f"{run_dir} was explored with {bits}-bit fingerprints; resume it with --fingerprint-bits {bits} "
             "(or without --fingerprint-bits)"
         )
+    if manifest.completed and manifest.outcome != Outcome.INCONCLUSIVE.value:
+        # As the local engine answers, and before the levels are read: a finished run has nothing to verify.
+        raise finished_run(run_dir, manifest.outcome)
     names = {p.name for p in model.properties()}
     for candidate in manifest.recorded:
         if candidate.property not in names or not 0 <= candidate.depth <= len(manifest.levels):

@@ -296,6 +296,10 @@ def test_resuming_a_finished_run_is_refused_as_on_the_local_engine(spark: Any,  
     with pytest.raises(ResumeError) as spark_refusal:
         run_spark_bfs(factory, SparkBfsOptions(run_dir, master="local[2]", resume=True, keep_session=True))
     assert read_manifest(run_dir) == manifest
+    # answered from the manifest alone: a finished run's levels (gigabytes in a large run) are not read first
+    shutil.rmtree(run_dir / "levels")
+    with pytest.raises(ResumeError, match="finished run"):
+        run_spark_bfs(factory, SparkBfsOptions(run_dir, master="local[2]", resume=True, keep_session=True))
     local_dir = tmp_path / "local"
     run_bfs(factory(), BfsOptions(checkpointing=Checkpointing(local_dir, every_seconds=0, resume=False,
                                                               scenario_hash="h", kmc_version="test")))
