@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cache
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -91,14 +90,6 @@ def column_fingerprints(table: pa.Table | pa.RecordBatch, names: Sequence[str], 
     if nulls is not None:
         fps["lo"][nulls] = 0
     return fps
-
-
-def fingerprint_filter(fp: int, bits: int) -> Any:
-    """A pyarrow dataset filter selecting the row of fingerprint ``fp`` (a Python int)."""
-    if bits == 64:
-        return pc.field("fp") == fp
-    hi, lo = fp >> 64, fp & ((1 << 64) - 1)
-    return (pc.field("fp_hi") == hi) & (pc.field("fp_lo") == lo - (1 << 63))
 
 
 def _longs(column: pa.Array | pa.ChunkedArray) -> np.ndarray:

@@ -12,7 +12,6 @@ import json
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
@@ -21,13 +20,13 @@ from explorer.fingerprint import as_ints, fingerprints_of
 from spark_explore.columns import (
     column_fingerprints,
     fingerprint_arrays,
-    fingerprint_filter,
     fp_columns,
     level_arrow_schema,
     level_schema,
     parent_columns,
 )
 from spark_explore.manifest import Manifest, read_manifest, write_manifest
+from spark_explore.trace import ReplayMismatch, level_dir, read_level_row
 
 #: 128-bit fingerprints around the sign of each half: unflipped low halves would put 2^63 before 1.
 EDGES_128 = [-(1 << 127), -(1 << 64) - 1, -(1 << 64), -(1 << 63) - 1, -(1 << 63), -2, -1, 0, 1, (1 << 63) - 1,
@@ -68,16 +67,25 @@ def test_a_null_parent_reads_as_zero(bits: int) -> None:
     assert parents[1] == (-5 if bits == 64 else (-5 << 64) + ((-5 + (1 << 63)) % (1 << 64)))
 
 
-def test_a_row_is_found_by_its_fingerprint(tmp_path: Path) -> None:
-    """The filter the trace reconstruction reads one row with selects exactly the row of that fingerprint."""
-    values = EDGES_128
-    fps = fingerprints_of(values, 128)
-    table = pa.table({**dict(zip(fp_columns(128), fingerprint_arrays(fps, 128), strict=True)),
-                      "n": pa.array(range(len(values)))})
-    pq.write_table(table, tmp_path / "level.parquet")
-    dataset = ds.dataset(tmp_path / "level.parquet")
+@pytest.mark.parametrize("bits", [64, 128])
+def test_a_row_is_found_by_its_fingerprint(tmp_path: Path, bits: int) -> None:
+    """The trace reconstruction reads exactly the row of a fingerprint, in whichever file and row group of the
+    level it is, past the first batch of its row group too, and names a fingerprint the level lacks."""
+    edges = EDGES_128 if bits == 128 else EDGES_64
+    spread = [(k * 0x9E3779B97F4A7C15 << (bits - 64)) % (1 << bits) - (1 << (bits - 1)) for k in range(1, 2500)]
+    values = list(dict.fromkeys([*edges, *spread]))[:2500]
+    directory = level_dir(tmp_path, 3)
+    directory.mkdir(parents=True)
+    # two files: row groups of 300 rows in the first, of 1,500 in the second (rows past a first batch of 1,024)
+    for half, (start, stop, group) in enumerate([(0, 700, 300), (700, len(values), 1500)]):
+        part = values[start:stop]
+        table = pa.table({**dict(zip(fp_columns(bits), fingerprint_arrays(fingerprints_of(part, bits), bits),
+                                     strict=True)), "n": pa.array(range(start, stop))})
+        pq.write_table(table, directory / f"part-0000{half}.parquet", row_group_size=group)
     for n, value in enumerate(values):
-        assert dataset.to_table(filter=fingerprint_filter(value, 128)).column("n").to_pylist() == [n]
+        assert read_level_row(tmp_path, 3, value, ("n",), bits).column("n").to_pylist() == [n]
+    with pytest.raises(ReplayMismatch, match="not stored in level 3"):
+        read_level_row(tmp_path, 3, 12345, ("n",), bits)
 
 
 def test_64_bit_levels_keep_their_schema() -> None:
