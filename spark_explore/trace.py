@@ -34,7 +34,7 @@ import pyarrow.parquet as pq
 
 from explorer.checkpoint import ResumeError
 from explorer.contract import Model, Property
-from explorer.fingerprint import array_checksum, as_int, fingerprint, fingerprints_of
+from explorer.fingerprint import array_checksum, as_int, fingerprint, fingerprint_dtype, fingerprints_of
 from explorer.integrity import StoredRows, links_checksum
 from explorer.results import Candidate, Discovery
 from explorer.visited import NO_ACTION
@@ -98,20 +98,35 @@ class LevelSummary:
     fps: np.ndarray = attrs.field(eq=False, repr=False)
 
 
+#: Rows read at a time when a written level is summed up.
+_SUMMARY_BATCH = 65536
+
+
 def level_summary(directory: Path, bits: int = 64) -> LevelSummary:
     """Count a written level from its committed files rather than by Spark metrics, which a retried
-    task could count twice; reading the fingerprints, the parent transitions and one
-    dictionary-encoded column is cheap. ``bits``: the fingerprints' width."""
-    table = ds.dataset(directory, format="parquet").to_table(
-        columns=[*fp_columns(bits), *parent_columns(bits), "action_index", "action_name"])
+    task could count twice. ``bits``: the fingerprints' width. The fingerprints, the parent transitions
+    and the action names are read a batch at a time (both checksums are sums, so they add up batch by
+    batch), one file after the other: the driver holds the level's fingerprints and one batch. A level of
+    3,713,840 states read whole took the driver from 118 MB to 605 MB, against 295 MB so."""
+    columns = [*fp_columns(bits), *parent_columns(bits), "action_index", "action_name"]
     by_action: dict[str, int] = {}
-    if table.num_rows:
-        counts = table.column("action_name").value_counts()
-        by_action = {str(entry["values"]): int(entry["counts"]) for entry in counts.to_pylist()}
-    fps = column_fingerprints(table, fp_columns(bits), bits)
-    parents, actions = parent_transitions(table, bits)
-    return LevelSummary(by_action, table.num_rows, array_checksum(fps, bits),
-                        links_checksum(fps, parents, actions, bits), fps)
+    chunks: list[np.ndarray] = []
+    rows = fp_sum = links_sum = 0
+    for batch in ds.dataset(directory, format="parquet").to_batches(
+            columns=columns, batch_size=_SUMMARY_BATCH, batch_readahead=1, fragment_readahead=1):
+        if not batch.num_rows:
+            continue
+        for entry in batch.column("action_name").value_counts().to_pylist():
+            name = str(entry["values"])
+            by_action[name] = by_action.get(name, 0) + int(entry["counts"])
+        fps = column_fingerprints(batch, fp_columns(bits), bits)
+        parents, actions = parent_transitions(batch, bits)
+        fp_sum += array_checksum(fps, bits)
+        links_sum += links_checksum(fps, parents, actions, bits)
+        chunks.append(fps)
+        rows += batch.num_rows
+    fps = np.concatenate(chunks) if chunks else np.zeros(0, fingerprint_dtype(bits))
+    return LevelSummary(by_action, rows, fp_sum % (1 << bits), links_sum % (1 << 64), fps)
 
 
 def parent_transitions(table: pa.Table | pa.RecordBatch, bits: int = 64) -> tuple[np.ndarray, np.ndarray]:
