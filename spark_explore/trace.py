@@ -137,22 +137,11 @@ def parent_transitions(table: pa.Table | pa.RecordBatch, bits: int = 64) -> tupl
     return parents, (np.asarray(actions.to_numpy(), dtype=np.int32) if len(actions) else np.zeros(0, np.int32))
 
 
-def fingerprints(fps: pa.ChunkedArray | pa.Array) -> np.ndarray:
-    """A column of 64-bit fingerprints as an int64 array."""
-    return np.asarray(fps.to_numpy(), dtype=np.int64) if len(fps) else np.zeros(0, dtype=np.int64)
-
-
 def level_fingerprints(run_dir: Path, depth: int, bits: int = 64) -> np.ndarray:
     """The fingerprints stored in level ``depth`` (of ``bits`` bits)."""
     columns = fp_columns(bits)
     table = ds.dataset(level_dir(run_dir, depth), format="parquet").to_table(columns=list(columns))
     return column_fingerprints(table, columns, bits)
-
-
-def fingerprint_checksum(fps: pa.ChunkedArray) -> int:
-    """:func:`explorer.fingerprint.checksum` of a column of 64-bit fingerprints (summed modulo 2^64
-    by numpy's unsigned wrap-around, without a Python loop)."""
-    return array_checksum(fingerprints(fps))
 
 
 def verify_level(run_dir: Path, depth: int, rows: int, checksum: int | None, links: int | None,

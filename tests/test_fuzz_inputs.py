@@ -401,10 +401,12 @@ def stopped_runs(workdir: Path) -> dict[str, Path]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from explorer.fingerprint import array_checksum
     from explorer.integrity import links_checksum
     from kmc import compose
+    from spark_explore.columns import column_fingerprints
     from spark_explore.manifest import Manifest, write_manifest
-    from spark_explore.trace import fingerprint_checksum, level_dir
+    from spark_explore.trace import level_dir
 
     out = workdir / "made"
     result = CliRunner().invoke(main, ["explore", "planted-complete-on-first-success", "--engine", "local",
@@ -430,7 +432,7 @@ def stopped_runs(workdir: Path) -> dict[str, Path]:
     pq.write_table(table, level_dir(spark_run, 0) / "part-00000.parquet")
     write_manifest(spark_run, Manifest(scenario_hash=sc.digest, kmc_version=facts["kmc_version"], master="local[2]",
                                        initial_states=1, initial_generated=1,
-                                       initial_checksum=fingerprint_checksum(table.column("fp")),
+                                       initial_checksum=array_checksum(column_fingerprints(table, ("fp",), 64)),
                                        initial_links=links_checksum(np.array([fingerprint(data)], np.int64),
                                                                     np.zeros(1, np.int64), np.array([-1], np.int32))))
     return {"local": local, "spark": spark_run}
