@@ -77,6 +77,21 @@ def fingerprint_arrays(fps: np.ndarray, bits: int) -> list[pa.Array]:
     return [pa.array(np.ascontiguousarray(fps["hi"]), pa.int64()), pa.array(low.view(np.int64), pa.int64())]
 
 
+def kth_smallest(fps: np.ndarray, k: int) -> np.ndarray:
+    """The ``k``-th smallest (from 1) of the fingerprints ``fps``, in the integers' order, as a one-element array of
+    their dtype (a 128-bit record orders by its signed upper, then its unsigned lower half)."""
+    if fps.dtype.names is None:
+        return np.partition(fps, k - 1)[k - 1 : k]
+    order = np.lexsort((fps["lo"], fps["hi"]))
+    return fps[order[k - 1 : k]]
+
+
+def stored_words(fp: np.ndarray, bits: int) -> tuple[int, ...]:
+    """The values the columns of :func:`fp_columns` store for the one fingerprint in ``fp`` (a one-element array):
+    what a Spark filter on those columns compares with."""
+    return tuple(int(column[0].as_py()) for column in fingerprint_arrays(fp, bits))
+
+
 def column_fingerprints(table: pa.Table | pa.RecordBatch, names: Sequence[str], bits: int) -> np.ndarray:
     """The fingerprints stored in the columns ``names`` of ``table`` (:func:`fp_columns` or
     :func:`parent_columns`), as an array; a null (an initial state's parent) reads as 0."""

@@ -176,6 +176,8 @@ def test_bounds_as_local(bounds: dict[str, int], levels: dict[str, Any], spark: 
         assert on_spark.stats.distinct == bounds["max_states"]
         kept = len(on_disk[-1])
         assert on_disk[-1] == set(sorted(enumerated[-1])[:kept])
+        if levels is SPARK_LEVELS:  # filtered file by file, not sorted into one file (the next level's one task)
+            assert len(list(level_dir(tmp_path / "run", expanded - 1).glob("part-*.parquet"))) > 1
         on_disk, enumerated = on_disk[:-1], enumerated[:-1]
     assert on_disk == enumerated
 

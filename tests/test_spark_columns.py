@@ -21,9 +21,11 @@ from spark_explore.columns import (
     column_fingerprints,
     fingerprint_arrays,
     fp_columns,
+    kth_smallest,
     level_arrow_schema,
     level_schema,
     parent_columns,
+    stored_words,
 )
 from spark_explore.manifest import Manifest, read_manifest, write_manifest
 from spark_explore.trace import ReplayMismatch, level_dir, read_level_row
@@ -49,6 +51,18 @@ def test_the_stored_columns_order_as_the_integers(bits: int, values: list[int]) 
     assert all(-(1 << 63) <= word < 1 << 63 for row in rows for word in row)
     by_columns = [value for _, value in sorted(zip(rows, shuffled, strict=True))]
     assert by_columns == sorted(values)
+
+
+@pytest.mark.parametrize(("bits", "values"), [(64, EDGES_64), (128, EDGES_128)])
+def test_a_truncation_cutoff_keeps_the_smallest_fingerprints(bits: int, values: list[int]) -> None:
+    """The ``k`` smallest fingerprints are those whose stored columns compare at most the stored columns of the
+    ``k``-th smallest, as the Spark filter of a level truncated at ``max_states`` compares them."""
+    shuffled = values[1::2] + values[::2]
+    fps = fingerprints_of(shuffled, bits)
+    for k in range(1, len(values) + 1):
+        words = stored_words(kth_smallest(fps, k), bits)
+        kept = [value for row, value in zip(stored_rows(shuffled, bits), shuffled, strict=True) if row <= words]
+        assert sorted(kept) == sorted(values)[:k]
 
 
 @pytest.mark.parametrize(("bits", "values"), [(64, EDGES_64), (128, EDGES_128)])
