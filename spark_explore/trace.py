@@ -148,8 +148,10 @@ def verify_level(run_dir: Path, depth: int, rows: int, checksum: int | None, lin
                  bits: int = 64) -> None:
     """Check that level ``depth`` on disk holds ``rows`` rows whose fingerprints and parent transitions
     have the checksums the manifest recorded, and that every state's bytes match its fingerprint;
-    raise :class:`~explorer.checkpoint.ResumeError` naming the level otherwise. The level is read in
-    batches, so that checking it costs little memory."""
+    raise :class:`~explorer.checkpoint.ResumeError` naming the level otherwise. The level is read a file at a
+    time, each in batches streamed from its pages: a dataset scan decodes whole row groups (233,000 states,
+    410 MB of state bytes in a Spark level of 128-bit kafka-wide) and reads ahead several of them, which took
+    the driver to 3.7 GB checking a level of 4.2 M states, against 0.5 GB so."""
     directory = level_dir(run_dir, depth)
     if not directory.is_dir():
         raise ResumeError(f"{directory} is missing; the run directory is incomplete, so it cannot be resumed: "
@@ -158,19 +160,20 @@ def verify_level(run_dir: Path, depth: int, rows: int, checksum: int | None, lin
     stored = StoredRows(directory, bits)
     expected = _stored_types(bits)
     try:
-        dataset = ds.dataset(directory, format="parquet")
-        types = {field.name: field.type for field in dataset.schema}
-        for name, kind in expected.items():
-            if types.get(name) != kind:
-                raise ResumeError(f"{directory} stores {name} as {types.get(name)}, expected {kind}; the run "
-                                  "directory is damaged, so it cannot be resumed: start a new run")
-        for batch in dataset.to_batches(columns=list(expected), batch_size=_VERIFY_BATCH):
-            data = batch.column("data")
-            if data.null_count:
-                raise ResumeError(f"{directory} holds states without bytes; the run directory is damaged, so it "
-                                  "cannot be resumed: start a new run")
-            parents, actions = parent_transitions(batch, bits)
-            stored.add(column_fingerprints(batch, fp_columns(bits), bits), parents, actions, data.to_pylist())
+        for part in sorted(directory.glob("part-*")):
+            reader = pq.ParquetFile(part, pre_buffer=False)
+            types = {field.name: field.type for field in reader.schema_arrow}
+            for name, kind in expected.items():
+                if types.get(name) != kind:
+                    raise ResumeError(f"{directory} stores {name} as {types.get(name)}, expected {kind}; the run "
+                                      "directory is damaged, so it cannot be resumed: start a new run")
+            for batch in reader.iter_batches(batch_size=_VERIFY_BATCH, columns=list(expected)):
+                data = batch.column("data")
+                if data.null_count:
+                    raise ResumeError(f"{directory} holds states without bytes; the run directory is damaged, so "
+                                      "it cannot be resumed: start a new run")
+                parents, actions = parent_transitions(batch, bits)
+                stored.add(column_fingerprints(batch, fp_columns(bits), bits), parents, actions, data.to_pylist())
     except (OSError, pa.ArrowException, ValueError) as e:  # ValueError: a column name that is not UTF-8, …
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise ResumeError(f"{directory} cannot be read ({first[:160]}); the run directory is damaged, so it "
