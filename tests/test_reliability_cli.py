@@ -407,6 +407,25 @@ def test_max_states_holds_within_a_level(tmp_path: Path) -> None:
     assert (terminal.stdout + terminal.stderr).count("Stopped before the search was complete") == 1
 
 
+def test_the_resume_command_keeps_the_bounds_of_a_run_stopped_by_something_else(tmp_path: Path) -> None:
+    """A run stopped by its time limit is resumed with its own bounds (a resumed run has only those its command
+    line gives); a run stopped by its state bound, without it, so that the resume goes past the bound."""
+    stopped = explore_local("deletion-3brokers", "--out", str(tmp_path / "time"), "--time-limit", "0",
+                            "--max-depth", "40", "--max-states", "5000")
+    assert stopped.exit_code == 3, stopped.stderr
+    run_dir, summary = summary_of(tmp_path / "time")
+    assert summary["resume_command"] == f"kmc explore --resume {run_dir} --max-depth 40 --max-states 5000"
+    assert stopped.stdout.strip().splitlines()[-1].endswith(summary["resume_command"])
+    resumed = kmc(*summary["resume_command"].split()[1:], "--format", "json")
+    assert resumed.exit_code == 3, resumed.stderr
+    assert json.loads(resumed.stdout)["statistics"]["distinct"] == 5000  # the bound held on resume
+    bounded = explore_local("deletion-3brokers", "--out", str(tmp_path / "states"), "--max-states", "5000")
+    assert bounded.exit_code == 3, bounded.stderr
+    run_dir, summary = summary_of(tmp_path / "states")
+    assert summary["stopped_by"] == "state_bound"
+    assert summary["resume_command"] == f"kmc explore --resume {run_dir}"
+
+
 def test_time_limit_then_resume_from_the_scenario_copy(tmp_path: Path) -> None:
     """--time-limit 0 stops at once (exit 3, resume command printed last); --resume DIR alone, with the
     scenario read from the run directory's copy, completes with the uninterrupted counts."""

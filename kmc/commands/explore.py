@@ -33,7 +33,7 @@ import click
 
 from explorer.checkpoint import ResumeError
 from explorer.fingerprint import FINGERPRINT_BITS
-from explorer.results import ExplorationResult
+from explorer.results import ExplorationResult, StopCause
 from explorer.stopping import Limits, default_memory_budget
 from kmc import compose
 from kmc.common import (
@@ -270,7 +270,7 @@ def explore(interrupts: Interrupts | None, scenario: str | None, engine: str | N
     try:
         if resumed is None:
             _keep_scenario(run_dir, sc, engine, symmetry=symmetry, keep_going=keep_going, fingerprint_bits=bits or 64)
-        resume_command = None if symmetry else _resume_command(run_dir)
+        resume_command = None if symmetry else _resume_command(run_dir, max_depth, max_states)
         interrupts = interrupts or Interrupts()
         started = time.time()
         # A signal during the search stops it at a safe point; during the reports it waits for them.
@@ -288,6 +288,8 @@ def explore(interrupts: Interrupts | None, scenario: str | None, engine: str | N
                 "run_dir": str(run_dir),
                 **({"symmetry": _symmetry_facts(model)} if symmetry else {}),
             }
+            if resume_command is not None and result.stopped_by in (StopCause.DEPTH_BOUND, StopCause.STATE_BOUND):
+                resume_command = _resume_command(run_dir)  # resumed without the bound, the search goes past it
             finish_run(model, result, run_dir, extra, fmt, started, difftrace=difftrace,
                        resume_command=resume_command)
     finally:
@@ -381,8 +383,13 @@ def _keep_scenario(run_dir: Path, sc: Scenario, engine: str, *, symmetry: bool =
     write_atomically(run_dir / RUN_FILE, json.dumps(facts, indent=2) + "\n")
 
 
-def _resume_command(run_dir: Path) -> str:
-    return f"kmc explore --resume {shlex.quote(str(run_dir))}"
+def _resume_command(run_dir: Path, max_depth: int | None = None, max_states: int | None = None) -> str:
+    """The command that continues the run in ``run_dir``. A resumed run has only the bounds its own command line
+    gives, so the command repeats this invocation's ``--max-depth`` and ``--max-states``: after an interrupt, a time
+    limit or the memory budget, the same search goes on."""
+    bounds = "".join(f" {option} {value}" for option, value in (("--max-depth", max_depth),
+                                                                 ("--max-states", max_states)) if value is not None)
+    return f"kmc explore --resume {shlex.quote(str(run_dir))}{bounds}"
 
 
 def _scenario_bounds(sc: Scenario) -> dict[str, Any]:
