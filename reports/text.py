@@ -63,7 +63,7 @@ def render_text(result: ExplorationResult, traces: Mapping[str, Trace], facts: R
         lines += ["", f"Warning: the fingerprint collision estimate {result.stats.collision_probability:.1E} is not "
                       f"negligible with {result.stats.fingerprint_bits}-bit fingerprints: a state may have been "
                       "skipped; run again with --fingerprint-bits 128."]
-    complete = result.outcome is not Outcome.INCONCLUSIVE
+    complete = result.outcome is not Outcome.INCONCLUSIVE and result.stopped_by is None
     lines += ["", *final_statistics_lines(result.stats, complete=complete, exhaustive=result.exhaustive)]
     if not brief:
         lines += ["", *_coverage_lines(result)]

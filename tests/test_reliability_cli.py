@@ -426,6 +426,19 @@ def test_the_resume_command_keeps_the_bounds_of_a_run_stopped_by_something_else(
     assert summary["resume_command"] == f"kmc explore --resume {run_dir}"
 
 
+def test_a_continued_search_stopped_by_a_bound_is_not_called_complete(tmp_path: Path) -> None:
+    """With --continue, a violation found before the state bound stops the search: the outcome is the violation
+    (exit 1), and the closing lines do not call the search complete."""
+    result = explore_local("planted-complete-on-first-success", "--out", str(tmp_path), "--continue",
+                           "--max-states", "300")
+    assert result.exit_code == 1, result.stderr
+    run_dir, summary = summary_of(tmp_path)
+    assert summary["stopped_by"] == "state_bound"
+    report = (run_dir / "report.txt").read_text(encoding="utf-8")
+    assert "The depth reached before the search stopped is" in report
+    assert "complete state graph search" not in report + result.stdout
+
+
 def test_time_limit_then_resume_from_the_scenario_copy(tmp_path: Path) -> None:
     """--time-limit 0 stops at once (exit 3, resume command printed last); --resume DIR alone, with the
     scenario read from the run directory's copy, completes with the uninterrupted counts."""
