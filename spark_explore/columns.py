@@ -9,7 +9,7 @@ no 128-bit integer type, so the width decides the columns:
   integer's upper 64 bits, signed (it carries the integer's sign); ``*_lo`` is its lower 64 bits,
   unsigned in the integer, stored with their top bit flipped (``lo - 2^63`` as a signed long).
   Flipping makes the signed order of ``*_lo`` the unsigned order of the low half, so Spark's
-  lexicographic order of ``(fp_hi, fp_lo)`` (an ``orderBy``, a ``min`` over a struct) is the order
+  lexicographic order of ``(fp_hi, fp_lo)`` (a ``min`` over a struct, a filter comparing with a cutoff) is the order
   of the integers the fingerprints stand for, which the parent rule (the smallest parent
   fingerprint wins, :mod:`explorer.results`) and a truncation at ``max_states`` (the smallest
   fingerprints are kept) both need. A low half stored as it is would sort ``2^63..2^64-1`` before

@@ -5,7 +5,7 @@ at 128 bits is the reference for counts, discoveries and traces; an independent 
 ints, no engine code) gives every level's fingerprints and, per state, the parent transition the
 rule of :mod:`explorer.results` picks (the smallest parent fingerprint as an integer, then action
 index), which each stored level must hold exactly: the struct Spark takes the minimum of, or the
-orderBy a truncation keeps, ordered by anything but the integer would move a parent or a kept state.
+cutoff a truncation filters on, ordered by anything but the integer would move a parent or a kept state.
 (:mod:`tests.test_spark_columns` shows the stored longs order as the integers down to the low
 half's top bit, which random fingerprints would almost never exercise here.)
 """
