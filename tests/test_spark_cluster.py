@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -62,6 +63,11 @@ def _environment(**extra: str) -> dict[str, str]:
     return env
 
 
+#: The master's log line saying where its web UI listens ("Bound MasterWebUI to 127.0.0.1, and started at
+#: http://localhost:44694").
+_MASTER_UI_BOUND = re.compile(rb"Bound MasterWebUI to \S+, and started at http://[^:/]+:(\d+)")
+
+
 class StandaloneCluster:
     """A Spark standalone master and workers on 127.0.0.1, each daemon in its own process group."""
 
@@ -96,9 +102,18 @@ class StandaloneCluster:
             self.workers.append(worker)
         self.wait_for_workers(workers)
 
+    def master_ui_port(self) -> int:
+        """The port the master's web UI bound: the one asked for, or the next one Spark moved to when another
+        process took it between ``_free_port`` and the master's start (tests running side by side)."""
+        try:
+            bound = _MASTER_UI_BOUND.search((self.directory / "master.log").read_bytes())
+        except OSError:
+            bound = None
+        return int(bound.group(1)) if bound else self.ui_port
+
     def alive_workers(self) -> int:
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.ui_port}/json/", timeout=2) as reply:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.master_ui_port()}/json/", timeout=2) as reply:
                 state = json.load(reply)
         except OSError:
             return 0
