@@ -203,6 +203,12 @@ class ExplorationResult:
         return self.outcome.exit_code
 
     @builtins.property
+    def stopped_early(self) -> bool:
+        """Whether the search ended before it was complete: inconclusive, or stopped (by a bound, a time limit or
+        a signal) after finding its violations with ``--continue``."""
+        return self.outcome is Outcome.INCONCLUSIVE or self.stopped_by is not None
+
+    @builtins.property
     def violations(self) -> tuple[Discovery, ...]:
         return tuple(d for d in self.discoveries if d.is_violation)
 

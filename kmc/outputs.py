@@ -103,7 +103,7 @@ def finish_run(model: Model[Any, Any], result: ExplorationResult, run_dir: Path,
 
     traces = replay_all(model, result)
     extra = {**extra, **result_facts(model, result)}
-    stopped_early = result.outcome is Outcome.INCONCLUSIVE or result.stopped_by is not None  # (--continue)
+    stopped_early = result.stopped_early
     if stopped_early and resume_command:
         extra = {**extra, "resume_command": resume_command}
     document = write_run_files(run_dir, result, traces, {**model_facts(model), **extra})

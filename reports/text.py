@@ -63,8 +63,8 @@ def render_text(result: ExplorationResult, traces: Mapping[str, Trace], facts: R
         lines += ["", f"Warning: the fingerprint collision estimate {result.stats.collision_probability:.1E} is not "
                       f"negligible with {result.stats.fingerprint_bits}-bit fingerprints: a state may have been "
                       "skipped; run again with --fingerprint-bits 128."]
-    complete = result.outcome is not Outcome.INCONCLUSIVE and result.stopped_by is None
-    lines += ["", *final_statistics_lines(result.stats, complete=complete, exhaustive=result.exhaustive)]
+    lines += ["", *final_statistics_lines(result.stats, complete=not result.stopped_early,
+                                          exhaustive=result.exhaustive)]
     if not brief:
         lines += ["", *_coverage_lines(result)]
         if result.stats.levels:
@@ -73,7 +73,7 @@ def render_text(result: ExplorationResult, traces: Mapping[str, Trace], facts: R
         # On the terminal kmc.outputs.finish_run ends with the line of an early stop (and the command
         # that resumes the run) or of a sample: printed once, not here as well.
         pass
-    elif not complete:  # the last line of an early stop says so
+    elif result.stopped_early:  # the last line of an early stop says so
         lines += ["", f"Stopped before the search was complete: {result.reason}; "
                       f"{result.stats.queue:,} states left on queue."]
     elif result.outcome is Outcome.NONE_IN_SAMPLE:  # and so does the last line of a sample
