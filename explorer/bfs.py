@@ -3,8 +3,10 @@
 A level-synchronous BFS in TLC's shape: it keeps only the visited fingerprints with a parent
 pointer each (``fingerprint -> (parent fingerprint, action index)``, in sorted arrays:
 :class:`explorer.visited.Visited`), the level being expanded and the level being built, both as
-canonical bytes packed in compressed blocks (:class:`explorer.visited.PackedBlock`). Full states are
-not kept for traces; a discovery carries the fingerprint path and action indices, and
+canonical bytes packed in compressed blocks (:class:`explorer.visited.PackedBlock`) or, for a model that
+offers ``intern_state`` (:class:`explorer.contract.Model`), as the states themselves, up to
+:data:`KEEP_STATES` a level (:class:`explorer.visited.StateBlock`), which are expanded without being decoded.
+Full states are not kept for traces; a discovery carries the fingerprint path and action indices, and
 :mod:`explorer.replay` rebuilds the states.
 
 A level is expanded in batches of states by :func:`explorer.expand.expand_batch`, the function the
@@ -72,6 +74,11 @@ __all__ = ["BfsOptions", "Checkpointing", "ResumeError", "bound_reached", "path_
 # States expanded in one batch; between two batches the search looks at the clock, the memory and
 # the stop request, and reports progress.
 _BATCH = 512
+
+#: The new states of a level kept as the model's values (its ``intern_state``) rather than packed bytes, at most:
+#: beyond it a level's states are packed (a state that shares its parts weighs about what its packed bytes do, one
+#: that does not, several times that).
+KEEP_STATES = 1 << 17
 
 
 def _non_negative(_instance: Any, attribute: attrs.Attribute[Any], value: int | None) -> None:
@@ -215,6 +222,7 @@ class _Search:
         self.last_checkpoint = self.started
         self.checkpointed_depth: int | None = None  # the level start the current checkpoint holds
         self.truncated_level = False  # max_states truncated a level: the checkpoint before it stays
+        self.keep_states = KEEP_STATES
 
     # -- the level loop -------------------------------------------------------------------------
 
@@ -253,7 +261,8 @@ class _Search:
                     seconds=time.perf_counter() - level_start,
                 )
             )
-            next_frontier = Frontier(np.zeros(0, self.visited.fps.dtype), []) if new is None else new.frontier()
+            next_frontier = (Frontier(np.zeros(0, self.visited.fps.dtype), []) if new is None
+                             else new.frontier(self.model.encode))
             best = level.best
             del level, new  # the next frontier alone holds the new states' blocks, to free each once it is expanded
             # States of an unexpanded level stay on the queue: their successors were not computed.
@@ -338,16 +347,19 @@ class _Search:
         progress = self.options.progress
         limits = self.options.limits
         max_states = self.options.max_states
-        next_level = NextLevel(visited, None if max_states is None else max_states - len(visited), pack=True)
-        decode = model.decode
+        # A model that can make a successor into the state its bytes decode to has its new states kept so
+        # (NextLevel's keep), up to KEEP_STATES a level.
+        keep = getattr(model, "intern_state", None)
+        next_level = NextLevel(visited, None if max_states is None else max_states - len(visited), pack=True,
+                               keep=keep, keep_states=self.keep_states)
         best: dict[str, Candidate] = {}
         generated_by_action: dict[str, int] = {}
         generated = 0
         size = len(frontier)
-        for start, stop, data in frontier.batches(_BATCH, release=release):
+        for start, stop, states in frontier.states(_BATCH, model.decode, release=release):
             fps = frontier.fps[start:stop]
-            batch = expand_batch(model, map(decode, data), property_set, names,
-                                 generate=generate, skip=skip, fingerprint_bits=bits)
+            batch = expand_batch(model, states, property_set, names,
+                                 generate=generate, skip=skip, fingerprint_bits=bits, keep_children=keep is not None)
             if batch.findings:
                 best = pick_per_property([
                     *best.values(),
@@ -358,7 +370,7 @@ class _Search:
                 for name, count in names.counts(batch.action_codes).items():
                     generated_by_action[name] = generated_by_action.get(name, 0) + count
                 next_level.add(batch.child_fingerprints, fps[batch.parents], batch.action_indices,
-                               batch.action_codes, batch.data)
+                               batch.action_codes, batch.data, batch.children)
             stopped = limits.exceeded(self.started)
             if stopped is not None:
                 return _Level({}, None, {}, stopped=stopped)

@@ -20,13 +20,15 @@ arrays); the eighth bounds that work by about eight moves per row collected. Und
 keeps only the new states with the smallest fingerprints that fit, which is the rule both engines
 follow. A row whose child is kept already is weighed against the kept parent transition in place, so
 that rows need not come in the parent rule's order. The local BFS has it pack the new states' bytes
-(:class:`PackedBlock`, one block per de-duplication); its next frontier then comes block by block.
+(:class:`PackedBlock`, one block per de-duplication); its next frontier then comes block by block. A model that
+offers ``intern_state`` (:class:`explorer.contract.Model`) has its new states kept as the states themselves instead
+(:class:`StateBlock`), up to a number of states a level, so that they are expanded without being decoded.
 """
 
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import chain
 from typing import Any
 
@@ -187,18 +189,38 @@ PACK_MIN_BYTES = 1 << 16
 PACK_MIN_STATE_BYTES = 64
 
 
-#: A run of a frontier's states: their bytes as a list, or the states ``items`` (ascending) of a packed block.
-Segment = list[bytes] | tuple[PackedBlock, np.ndarray]
+class StateBlock:
+    """States kept as the model's own values (each made by the model's ``intern_state``, so equal to what decoding
+    its bytes gives) instead of their bytes: a level whose states share most of their parts holds about as much so
+    as packed, and its states are expanded without being decoded (on the default Kafka scenario decoding was a
+    sixth of the search)."""
+
+    __slots__ = ("states",)
+
+    def __init__(self, states: list[Any]) -> None:
+        self.states = states
+
+    def __len__(self) -> int:
+        return len(self.states)
+
+    def unpack(self) -> list[Any]:
+        return self.states
+
+
+#: A run of a frontier's states: their bytes as a list, or the states ``items`` (ascending) of a block.
+Segment = list[bytes] | tuple[PackedBlock | StateBlock, np.ndarray]
 
 
 class Frontier:
-    """The states of a level to expand: fingerprints (an array) and the states' canonical bytes in the
-    same order, as one list or as segments of packed blocks (:meth:`NewStates.frontier`)."""
+    """The states of a level to expand: fingerprints (an array) and the states in the same order, as one list of
+    canonical bytes or as segments of blocks (:meth:`NewStates.frontier`): packed bytes or the states themselves,
+    which ``encode`` turns into bytes when they are saved."""
 
     def __init__(self, fps: np.ndarray, data: list[bytes] | None = None,
-                 segments: Sequence[Segment] | None = None) -> None:
+                 segments: Sequence[Segment] | None = None, encode: Callable[[Any], bytes] | None = None) -> None:
         self.fps = fps
         self._segments: list[Segment | None] = list(segments) if segments is not None else [data or []]
+        self._encode = encode
 
     def __len__(self) -> int:
         return len(self.fps)
@@ -209,22 +231,39 @@ class Frontier:
         return [state for _, _, states in self.batches(max(len(self), 1)) for state in states]
 
     def batches(self, size: int, *, release: bool = False) -> Iterator[tuple[int, int, list[bytes]]]:
-        """The states in runs of at most ``size``: ``(start, stop, bytes of the states start to stop)``.
-        ``release``: drop each run's bytes once the next run is asked for, so that the level being built
+        """The states' bytes in runs of at most ``size``: ``(start, stop, bytes of the states start to stop)``.
+        ``release``: drop each run's states once the next run is asked for, so that the level being built
         reuses their memory; those states cannot be expanded or saved again."""
+        encode = self._encode
+        for start, stop, run, held in self._runs(size, release):
+            if held:
+                assert encode is not None, "a frontier of states needs the model's encode to give bytes"
+                run = [encode(state) for state in run]
+            yield start, stop, run
+
+    def states(self, size: int, decode: Callable[[bytes], Any], *,
+               release: bool = False) -> Iterator[tuple[int, int, list[Any]]]:
+        """The states in runs of at most ``size``, as :meth:`batches`, each decoded from its bytes or as it is held."""
+        for start, stop, run, held in self._runs(size, release):
+            yield start, stop, run if held else list(map(decode, run))
+
+    def _runs(self, size: int, release: bool) -> Iterator[tuple[int, int, list[Any], bool]]:
+        """``(start, stop, the states' bytes or the states, whether they are the states)``."""
         start = 0
         for index, segment in enumerate(self._segments):
             if segment is None:
                 raise ValueError("the frontier's states were released")
+            held = False
             if isinstance(segment, list):
                 states = segment
             else:
                 block, items = segment
+                held = isinstance(block, StateBlock)
                 unpacked = block.unpack()
                 states = unpacked if len(items) == len(block) else [unpacked[i] for i in items.tolist()]
             for offset in range(0, len(states), size):
                 batch = states[offset : offset + size]
-                yield start, start + len(batch), batch
+                yield start, start + len(batch), batch, held
                 start += len(batch)
                 if release and segment is states:
                     states[offset : offset + len(batch)] = [b""] * len(batch)
@@ -246,14 +285,15 @@ class NewStates:
     data: list[bytes] = attrs.field(eq=False)
     truncated: bool = False
     locators: np.ndarray | None = attrs.field(default=None, eq=False)
-    blocks: tuple[PackedBlock, ...] = attrs.field(default=(), eq=False)
+    blocks: tuple[PackedBlock | StateBlock, ...] = attrs.field(default=(), eq=False)
 
     def __len__(self) -> int:
         return len(self.fps)
 
-    def frontier(self) -> Frontier:
+    def frontier(self, encode: Callable[[Any], bytes] | None = None) -> Frontier:
         """The states to expand next. Packed states come block by block, each block's in fingerprint
-        order, so that a block is unpacked once (the parent rule does not depend on the order)."""
+        order, so that a block is unpacked once (the parent rule does not depend on the order). ``encode``: the
+        model's, for a frontier that holds states (:class:`StateBlock`) to give their bytes."""
         if self.locators is None:
             return Frontier(self.fps, self.data)
         order = np.argsort(self.locators, kind="stable")
@@ -262,7 +302,7 @@ class NewStates:
         items = locators & 0xFFFFFFFF
         segments: list[Segment] = [(block, items[bounds[b] : bounds[b + 1]])
                                    for b, block in enumerate(self.blocks) if bounds[b + 1] > bounds[b]]
-        return Frontier(self.fps[order], segments=segments)
+        return Frontier(self.fps[order], segments=segments, encode=encode)
 
 
 class NextLevel:
@@ -270,22 +310,29 @@ class NextLevel:
 
     ``visited`` is the set to leave out; ``room`` is how many new states may be kept at most (None:
     no bound). ``pack``: keep the new states' bytes in :class:`PackedBlock` s, one per
-    de-duplication, instead of as they are.
+    de-duplication, instead of as they are. ``keep`` (with ``pack``): the model's ``intern_state``; the rows then
+    come with their successor states (:meth:`add`) and a de-duplication's new states are kept as ``keep`` makes
+    them, in a :class:`StateBlock`, while the level holds fewer than ``keep_states`` so (its other blocks packed).
     """
 
-    def __init__(self, visited: FingerprintSet | Visited, room: int | None = None, *, pack: bool = False) -> None:
+    def __init__(self, visited: FingerprintSet | Visited, room: int | None = None, *, pack: bool = False,
+                 keep: Callable[[Any], Any] | None = None, keep_states: int = 0) -> None:
+        assert keep is None or pack, "states are kept in blocks"
         self.visited = visited
         self.room = room
         self.truncated = False
         self.pack = pack
+        self.keep = keep
+        self.keep_states = keep_states
+        self._states_kept = 0
         dtype = fingerprint_dtype(visited.bits)
         # The new states kept so far, sorted by fingerprint; their bytes in an object array, which
         # numpy indexes without a Python loop, or (packing) their locators in self._blocks.
         self._kept = NewStates(np.zeros(0, dtype), np.zeros(0, dtype), np.zeros(0, np.int32),
                                np.zeros(0, np.int32), [])
         self._kept_data = np.zeros(0, dtype=np.int64 if pack else object)
-        self._blocks: list[PackedBlock] = []
-        self._pending: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[bytes]]] = []
+        self._blocks: list[PackedBlock | StateBlock] = []
+        self._pending: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[bytes], list[Any] | None]] = []
         self._pending_rows = 0
         self._pending_bytes = 0
         # 64-bit fingerprints compare as numbers, which lets a row be weighed against a kept state's
@@ -293,11 +340,13 @@ class NextLevel:
         self._comparable = dtype == np.int64
 
     def add(self, child_fps: np.ndarray, parent_fps: np.ndarray, action_indices: np.ndarray,
-            action_codes: np.ndarray, data: list[bytes]) -> None:
-        """Collect generated transitions (one row each, duplicates and visited states included)."""
+            action_codes: np.ndarray, data: list[bytes], states: list[Any] | None = None) -> None:
+        """Collect generated transitions (one row each, duplicates and visited states included); ``states``, the
+        successor states of the rows, when the level keeps states (``keep``)."""
         if not len(child_fps):
             return
-        self._pending.append((child_fps, parent_fps, action_indices, action_codes, data))
+        assert (states is None) == (self.keep is None), "the rows' states come with the rows when the level keeps them"
+        self._pending.append((child_fps, parent_fps, action_indices, action_codes, data, states))
         self._pending_rows += len(child_fps)
         self._pending_bytes += sum(map(len, data))
         if ((self._pending_rows >= _COMPACT_ROWS or self._pending_bytes >= _COMPACT_BYTES)
@@ -317,12 +366,19 @@ class NextLevel:
                                 truncated=self.truncated)
         return attrs.evolve(self._kept, data=self._kept_data.tolist(), truncated=self.truncated)
 
-    def _stored(self, data: np.ndarray) -> np.ndarray:
-        """What the kept states hold for the bytes ``data``: the bytes, or (packing) their locators in a new block."""
+    def _stored(self, data: np.ndarray, states: np.ndarray | None) -> np.ndarray:
+        """What the kept states hold for the bytes ``data`` (the states ``states``): the bytes, or (packing) their
+        locators in a new block, of the states as ``keep`` makes them while there is room, else packed."""
         if not self.pack or not len(data):
             return data if not self.pack else np.zeros(0, np.int64)
         block = len(self._blocks)
-        self._blocks.append(PackedBlock(data.tolist()))
+        if states is not None and self._states_kept + len(states) <= self.keep_states:
+            keep = self.keep
+            assert keep is not None
+            self._blocks.append(StateBlock([keep(state) for state in states.tolist()]))
+            self._states_kept += len(states)
+        else:
+            self._blocks.append(PackedBlock(data.tolist()))
         return (block << 32) + np.arange(len(data), dtype=np.int64)
 
     def _compact(self) -> None:
@@ -334,6 +390,8 @@ class NextLevel:
         actions = np.concatenate([rows[2] for rows in pending])
         codes = np.concatenate([rows[3] for rows in pending])
         data = np.fromiter(chain.from_iterable(rows[4] for rows in pending), dtype=object, count=len(children))
+        states = None if self.keep is None else np.fromiter(
+            chain.from_iterable(rows[5] or () for rows in pending), dtype=object, count=len(children))
         # Rows sorted by (parent fingerprint, action index), as the local BFS makes them when it expands
         # states in fingerprint order, need only a stable sort by child: the first row of each child is
         # then the one the parent rule picks. That order is checked (one pass) rather than assumed; rows
@@ -362,9 +420,9 @@ class NextLevel:
             kept = NewStates(np.insert(kept.fps, at, children[best]), np.insert(kept.parent_fps, at, parents[best]),
                              np.insert(kept.action_indices, at, actions[best]),
                              np.insert(kept.action_codes, at, codes[best]), [])
-            kept_data = np.insert(kept_data, at, self._stored(data[best]))
+            kept_data = np.insert(kept_data, at, self._stored(data[best], None if states is None else states[best]))
         else:
-            stored = self._stored(data[best])
+            stored = self._stored(data[best], None if states is None else states[best])
             if len(kept):
                 # The parent rule again over the kept states and the new rows.
                 children = np.concatenate([kept.fps, children[best]])

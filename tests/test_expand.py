@@ -15,7 +15,7 @@ from explorer import visited as visited_module
 from explorer.bfs import BfsOptions, run_bfs
 from explorer.expand import ActionNames, PropertySet, expand_batch
 from explorer.fingerprint import as_ints, fingerprint
-from explorer.visited import FingerprintSet, NewStates, NextLevel
+from explorer.visited import FingerprintSet, NewStates, NextLevel, PackedBlock, StateBlock
 
 
 class OddXIsStuck(Counter):
@@ -104,14 +104,22 @@ def _rows(seed: int, parents: int, per_parent: int, children: int) -> tuple[np.n
 
 
 def _new_states(rows: tuple[np.ndarray, ...], order: np.ndarray, chunk: int, visited: FingerprintSet,
-                room: int | None = None, *, pack: bool = False) -> NewStates:
+                room: int | None = None, *, pack: bool = False, keep_states: int | None = None) -> NewStates:
+    """The level of the rows in ``order``, added ``chunk`` at a time; a row's state is its child's fingerprint
+    (its bytes the fingerprint written out). ``keep_states``: keep up to so many states as :func:`_kept` makes them."""
     children, parents, actions = (column[order] for column in rows)
-    level = NextLevel(visited, room, pack=pack)
+    keep = None if keep_states is None else _kept
+    level = NextLevel(visited, room, pack=pack, keep=keep, keep_states=keep_states or 0)
     for start in range(0, len(children), chunk):
         part = slice(start, start + chunk)
         level.add(children[part], parents[part], actions[part], actions[part] % 3,
-                  [b"%d" % c for c in children[part].tolist()])
+                  [b"%d" % c for c in children[part].tolist()],
+                  None if keep is None else children[part].tolist())
     return level.finish()
+
+
+def _kept(state: int) -> tuple[str, int]:
+    return ("kept", state)
 
 
 def test_next_level_keeps_the_parent_rule_whatever_the_row_order(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -168,3 +176,33 @@ def test_a_packing_next_level_keeps_the_same_states_and_their_bytes(monkeypatch:
         assert [stop - start for start, stop, _ in batches] == [len(states) for _, _, states in batches]
         with pytest.raises(ValueError, match="released"):
             _ = frontier.data
+
+
+def test_a_level_keeping_states_keeps_the_same_states_and_gives_them_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A level that keeps its new states as the model's ``intern_state`` makes them (:class:`StateBlock`), up to a
+    bound, the others packed: the same states and parent transitions as a level that packs them all; its frontier
+    gives the kept states as they are and decodes the packed ones, and gives every state's bytes (the kept ones
+    encoded) to be saved."""
+    monkeypatch.setattr(visited_module, "_COMPACT_ROWS", 64)
+    monkeypatch.setattr(visited_module, "PACK_MIN_BYTES", 0)
+    monkeypatch.setattr(visited_module, "PACK_MIN_STATE_BYTES", 0)
+    rows = _rows(seed=5, parents=300, per_parent=4, children=500)
+    visited = FingerprintSet(64, np.arange(-500, 500, 7, dtype=np.int64))
+    shuffled = np.random.default_rng(3).permutation(len(rows[0]))
+    for order, room, bound in ((np.arange(len(rows[0])), None, 120), (shuffled, None, 10_000), (shuffled, 50, 100)):
+        packed = _new_states(rows, order, 100, visited, room, pack=True)
+        kept = _new_states(rows, order, 100, visited, room, pack=True, keep_states=bound)
+        kinds = {type(block) for block in kept.blocks}
+        assert kinds == ({StateBlock} if bound >= len(rows[0]) else {StateBlock, PackedBlock})
+        assert sum(len(block) for block in kept.blocks if isinstance(block, StateBlock)) <= bound
+        for column in ("fps", "parent_fps", "action_indices", "action_codes"):
+            assert getattr(kept, column).tolist() == getattr(packed, column).tolist()
+        assert kept.truncated == packed.truncated
+        frontier = kept.frontier(lambda state: b"%d" % state[1])
+        fps = frontier.fps.tolist()
+        runs = list(frontier.states(7, lambda data: ("decoded", int(data))))
+        states = [state for _, _, run in runs for state in run]
+        assert [state[1] for state in states] == fps
+        assert {state[0] for state in states} == ({"kept"} if bound >= len(rows[0]) else {"kept", "decoded"})
+        assert frontier.data == [b"%d" % fp for fp in fps]
+        assert [stop - start for start, stop, _ in runs] == [len(run) for _, _, run in runs]

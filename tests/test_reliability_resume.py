@@ -28,6 +28,7 @@ from explorer.progress import ProgressSnapshot
 from explorer.replay import replay
 from explorer.results import ExplorationResult, Outcome, StopCause
 from explorer.stopping import Limits, StopRequest
+from kmc.compose import model_for, resolve_scenario
 
 SMALL_TOY = ToyConfig(assignment=((1, 2),), brokers=2, max_crashes=1, max_shrinks=1, max_epoch=2)
 
@@ -101,6 +102,40 @@ def test_a_search_with_every_block_packed_stops_and_resumes_as_uninterrupted(
         first = stopped_at_level(model, run_dir, depth, fingerprint_bits=bits)
         assert first.outcome is Outcome.INCONCLUSIVE
         assert_same(resumed(MODELS["toy_controller"](), run_dir, fingerprint_bits=bits), complete)
+
+
+class _Decoding:
+    """A model without the optional ``intern_state``: the search decodes every state it expands."""
+
+    def __init__(self, model: Any) -> None:
+        self._model = model
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "intern_state":
+            raise AttributeError(name)
+        return getattr(self._model, name)
+
+
+@pytest.mark.parametrize("keep_states", [bfs_module.KEEP_STATES, 20], ids=["every-state", "some-packed"])
+def test_a_search_keeping_its_states_finds_what_a_decoding_one_finds(
+        keep_states: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Kafka model offers ``intern_state``: its levels' new states are kept as states (all of them, or 20 a level
+    and the rest packed) and expanded without decoding. The search finds what one that decodes every state finds
+    (counts, levels, discoveries and their evidence), and one stopped at a level and resumed (its checkpoint
+    written from the kept states) ends the same. (Its levels hold 1 to 31 new states: with 20, levels of both kinds.)"""
+    def model() -> Any:
+        return model_for(resolve_scenario("kafka-6650"))
+
+    monkeypatch.setattr(visited_module, "PACK_MIN_BYTES", 0)
+    decoding = run_bfs(_Decoding(model()))
+    monkeypatch.setattr(bfs_module, "KEEP_STATES", keep_states)
+    assert decoding.stats.distinct == 228 and decoding.discoveries
+    assert_same(run_bfs(model()), decoding)
+    for depth in (2, 5):
+        run_dir = tmp_path / f"stop-{depth}"
+        first = stopped_at_level(model(), run_dir, depth)
+        assert first.outcome is Outcome.INCONCLUSIVE and first.stats.queue > 0
+        assert_same(resumed(model(), run_dir), decoding)
 
 
 def test_interrupted_search_reports_the_complete_levels(tmp_path: Path) -> None:

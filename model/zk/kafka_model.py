@@ -106,6 +106,11 @@ class KafkaControllerModel:
     def decode(self, data: bytes) -> ClusterState:
         return self.codec.decode(data)
 
+    def intern_state(self, state: ClusterState) -> ClusterState:
+        """The optional contract method: the state ``decode(encode(state))`` gives, made from the state
+        (:meth:`~model.zk.state.codec.Codec.intern_state`)."""
+        return self.codec.intern_state(state)
+
     def canonical_encode(self, state: ClusterState) -> bytes:
         """The optional contract method behind ``--symmetry``: the least encoding of the state's orbit
         under the scenario's interchangeable brokers (:mod:`model.zk.symmetry`)."""

@@ -175,6 +175,34 @@ class Codec:
         self._remember(memo, part, key, self.memo_parts)
         return part
 
+    def intern_state(self, s: ClusterState) -> ClusterState:
+        """The state decode(encode(s)) reads, made from ``s`` itself: each of its parts and tables the one the codec
+        knows by identity, else :meth:`intern`'s (a table: the one met before with its bytes, else the table of its
+        elements interned, remembered); the fields left out of the bytes (``eq=False``) at their defaults. Cheaper
+        than decoding a state just made (a step reuses most of its parts, which are known by identity), and it
+        gives the successors of the states it returns the same memo hits (:mod:`model.zk.transition_memo` keys on
+        the parts' identities) as decode() would."""
+        state: ClusterState = _INTERN_STATE(self, s)
+        return state
+
+    def intern_table(self, kind: int, table: tuple[Any, ...], write: Any) -> tuple[Any, ...]:
+        """The table of kind ``kind`` met before with the bytes of ``table`` (whose parts are interned: ``write``
+        copies their bytes), else ``table``, remembered as :meth:`read_table` remembers a table it reads."""
+        if not self.memo_parts:
+            return table
+        c: list[bytes] = []
+        out: list[int] = []
+        write(c, out, table, self.known, self.topic_index)
+        if out:
+            c.append(_ints_bytes(out))
+        key = b"".join(c)
+        memo = self._memos[kind]
+        known = memo.parts.get(key)
+        if known is not None:
+            return known
+        self._remember(memo, table, key, max(1, self.memo_parts >> 4))
+        return table
+
     # ---- decoding ----
     def decode(self, data: bytes) -> ClusterState:
         state: ClusterState = _READ_STATE(_Reader(data, self.topics, self.read_part, self.read_table))
@@ -459,6 +487,86 @@ class _Generator:
             "        c.append(_ints_bytes(out))", "    return b''.join(c)"]))
         return name
 
+    # ---- interning (intern = Codec.intern, table = Codec.intern_table, known = the memos' lookups by identity) ----
+    def interned(self, t: Any, x: str, lines: list[str], ind: str, field_of: tuple[type, str] | None = None) -> str:
+        """An expression for ``x``, a value of type ``t`` (the field ``field_of`` of a state class, if it is one), with
+        its parts and tables interned (:meth:`Codec.intern_state`); lines it needs first go into ``lines``."""
+        if not mentions(t, _is_part) and not _is_table(t, field_of):
+            return x
+        base = strip(t)
+        if base in PARTS:
+            return f"intern({x})"
+        element = sequence_of(t)
+        record = record_of(t)
+        inner = optional_of(t)
+        if element is not None:
+            target, leaves = self.pattern(element)
+            rebuilt = self.rebuild(element, target, leaves)
+            if not _is_table(t, field_of):
+                return f"tuple([{rebuilt} for {target} in {x}])"
+            assert field_of is not None
+            k = self.kind(self.kind_name(t, field_of))
+            v = self.fresh("p")
+            lines += [f"{ind}{v} = {x}",
+                      f"{ind}if {v} and known[{k}](id({v})) is None:",
+                      f"{ind}    {v} = table({k}, tuple([{rebuilt} for {target} in {v}]), "
+                      f"{self.table_writer(t, field_of)})"]
+            return v
+        if record is not None:
+            target, leaves = self.pattern(t)
+            v = self.fresh("r")
+            lines.append(f"{ind}{target} = {x}")
+            lines.append(f"{ind}{v} = {self.rebuild(t, target, leaves)}")
+            return v
+        if inner is not None:
+            v = self.fresh("o")
+            lines.append(f"{ind}{v} = {x}")
+            return f"(None if {v} is None else {self.interned(inner, v, lines, ind)})"
+        raise TypeError(f"the codec cannot intern {t!r}: a state class holding parts is not a part")
+
+    def rebuild(self, t: Any, target: str, leaves: list[tuple[Any, str]]) -> str:
+        """An expression for an element of type ``t`` unpacked into ``target`` (leaves ``leaves``), its parts interned
+        (parts and sequences of parts only: what a table's element holds)."""
+        if record_of(t) is None:
+            (leaf_type, leaf), = leaves
+            inner: list[str] = []
+            made = self.interned(leaf_type, leaf, inner, "")
+            assert not inner, f"the codec cannot intern {t!r} inside a table"
+            return made
+        parts = []
+        for leaf_type, leaf in leaves:
+            inner = []
+            parts.append(self.interned(leaf_type, leaf, inner, ""))
+            assert not inner, f"the codec cannot intern {leaf_type!r} inside a table"
+        return f"({', '.join(parts)},)"
+
+    def table_writer(self, t: Any, field_of: tuple[type, str]) -> str:
+        """``write_<class>_<field>(c, out, v, known, ti)``: a table's ints and its parts' bytes, the table itself not
+        looked up (:meth:`Codec.intern_table`'s key)."""
+        name = f"write_{field_of[0].__name__}_{field_of[1]}"
+        if name not in self.done:
+            self.done.add(name)
+            used, self.used = self.used, set()
+            lines: list[str] = []
+            self.emit(t, "v", lines, "    ")
+            lookups = [f"    kn{k} = known[{k}]" for k in sorted(self.used)]
+            self.used = used
+            self.sources.append("\n".join([f"def {name}(c, out, v, known, ti):", "    w = out.append",
+                                           "    ext = out.extend", *lookups, *lines]))
+        return name
+
+    def interner(self, cls: type) -> str:
+        """``intern_<cls>(codec, v)``: ``v`` with its parts and tables interned, its ``eq=False`` fields at their
+        defaults."""
+        name = f"intern_{cls.__name__}"
+        lines: list[str] = []
+        fields = [f"{f.name}={self.interned(f.type, f'v.{f.name}', lines, '    ', (cls, f.name))}"
+                  for f in state_fields(cls)]
+        self.sources.append("\n".join([
+            f"def {name}(codec, v):", "    intern, table, known = codec.intern, codec.intern_table, codec.known",
+            *lines, f"    return {self.name_of(cls)}({', '.join(fields)})"]))
+        return name
+
     # ---- reading (nxt = the next int, topics, ints(n), read_part(rd, kind, reader), read_table(...)) ----
     def read(self, t: Any, field_of: tuple[type, str] | None = None) -> str:
         """An expression reading a value of type ``t`` (the field ``field_of`` of a state class, if it is one)."""
@@ -525,16 +633,16 @@ def _ints_bytes(values: list[int]) -> bytes:
     return array("i", values).tobytes()
 
 
-def _derive(root: type) -> tuple[Callable[[Codec, Any], bytes], Callable[[_Reader], Any], str, tuple[str, ...],
-                                 dict[type, tuple[int, Any, Any]]]:
-    """The encoder and the reader of ``root`` values, their generated source (for reading), the kinds of part
-    (each has a memo in a :class:`Codec`) and the kind, writer and reader of each class of part."""
+def _derive(root: type) -> tuple[Callable[[Codec, Any], bytes], Callable[[_Reader], Any], Callable[[Codec, Any], Any],
+                                 str, tuple[str, ...], dict[type, tuple[int, Any, Any]]]:
+    """The encoder, the reader and the interner of ``root`` values, their generated source (for reading), the kinds
+    of part (each has a memo in a :class:`Codec`) and the kind, writer and reader of each class of part."""
     gen = _Generator()
-    encode, read = gen.encoder(root), gen.reader(root)
+    encode, read, intern = gen.encoder(root), gen.reader(root), gen.interner(root)
     namespace = gen.compile()
     code = {cls: (gen.kinds.index(cls.__name__), namespace[f"write_{cls.__name__}"], namespace[f"read_{cls.__name__}"])
             for cls in PARTS}
-    return namespace[encode], namespace[read], namespace["__source__"], tuple(gen.kinds), code
+    return namespace[encode], namespace[read], namespace[intern], namespace["__source__"], tuple(gen.kinds), code
 
 
-_ENCODE_STATE, _READ_STATE, LAYOUT_SOURCE, KINDS, _PART_CODE = _derive(ClusterState)
+_ENCODE_STATE, _READ_STATE, _INTERN_STATE, LAYOUT_SOURCE, KINDS, _PART_CODE = _derive(ClusterState)
