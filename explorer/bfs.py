@@ -69,7 +69,8 @@ from explorer.results import (
 from explorer.stopping import Limits, resident_memory
 from explorer.visited import NO_ACTION, Frontier, NewStates, NextLevel, Visited
 
-__all__ = ["BfsOptions", "Checkpointing", "ResumeError", "bound_reached", "path_to", "run_bfs"]
+__all__ = ["BfsOptions", "Checkpointing", "ResumeError", "bound_reached", "path_to", "rarer_young_collections",
+           "run_bfs"]
 
 # States expanded in one batch; between two batches the search looks at the clock, the memory and
 # the stop request, and reports progress.
@@ -134,7 +135,7 @@ def run_bfs(model: Model[Any, Any], options: BfsOptions | None = None) -> Explor
 
     Raises :class:`explorer.checkpoint.ResumeError` when a run directory cannot be used as asked.
     """
-    with _rarer_young_collections():
+    with rarer_young_collections():
         return _Search(model, options or BfsOptions()).run()
 
 
@@ -143,7 +144,7 @@ _YOUNG_THRESHOLD = 50_000
 
 
 @contextmanager
-def _rarer_young_collections() -> Iterator[None]:
+def rarer_young_collections() -> Iterator[None]:
     """Run the cyclic garbage collector's youngest generation less often while searching.
 
     A search allocates a few container objects per successor (the model's states) that reference

@@ -286,6 +286,7 @@ class NewStates:
     truncated: bool = False
     locators: np.ndarray | None = attrs.field(default=None, eq=False)
     blocks: tuple[PackedBlock | StateBlock, ...] = attrs.field(default=(), eq=False)
+    states: list[Any] | None = attrs.field(default=None, eq=False)
 
     def __len__(self) -> int:
         return len(self.fps)
@@ -317,7 +318,6 @@ class NextLevel:
 
     def __init__(self, visited: FingerprintSet | Visited, room: int | None = None, *, pack: bool = False,
                  keep: Callable[[Any], Any] | None = None, keep_states: int = 0) -> None:
-        assert keep is None or pack, "states are kept in blocks"
         self.visited = visited
         self.room = room
         self.truncated = False
@@ -364,17 +364,29 @@ class NextLevel:
         if self.pack:
             return attrs.evolve(self._kept, locators=self._kept_data, blocks=tuple(self._blocks),
                                 truncated=self.truncated)
-        return attrs.evolve(self._kept, data=self._kept_data.tolist(), truncated=self.truncated)
+        if self.keep is None:
+            return attrs.evolve(self._kept, data=self._kept_data.tolist(), truncated=self.truncated)
+        pairs = self._kept_data.tolist()
+        return attrs.evolve(self._kept, data=[data for data, _ in pairs], states=[state for _, state in pairs],
+                            truncated=self.truncated)
 
     def _stored(self, data: np.ndarray, states: np.ndarray | None) -> np.ndarray:
         """What the kept states hold for the bytes ``data`` (the states ``states``): the bytes, or (packing) their
         locators in a new block, of the states as ``keep`` makes them while there is room, else packed."""
-        if not self.pack or not len(data):
-            return data if not self.pack else np.zeros(0, np.int64)
+        keep = self.keep
+        room = states is not None and self._states_kept + len(data) <= self.keep_states
+        if not self.pack:
+            if keep is None or not len(data):
+                return data
+            assert states is not None
+            self._states_kept += len(data) if room else 0
+            pairs = zip(data.tolist(), map(keep, states.tolist()) if room else [None] * len(data), strict=True)
+            return np.fromiter(pairs, dtype=object, count=len(data))
+        if not len(data):
+            return np.zeros(0, np.int64)
         block = len(self._blocks)
-        if states is not None and self._states_kept + len(states) <= self.keep_states:
-            keep = self.keep
-            assert keep is not None
+        if room:
+            assert keep is not None and states is not None
             self._blocks.append(StateBlock([keep(state) for state in states.tolist()]))
             self._states_kept += len(states)
         else:

@@ -23,7 +23,11 @@ A level is expanded in one of two ways:
   Parquet. A level is small when the driver's best measured time per state on earlier levels, times the
   frontier, is below ``driver_seconds`` (and the frontier below ``driver_max_states``): a Spark job
   has a fixed cost of about a second per level (measured in ``bench/``), which a small level
-  cannot win back;
+  cannot win back. A model that offers ``intern_state`` has the new states of a driver level kept beside their
+  bytes (up to :data:`explorer.bfs.KEEP_STATES`), so that the next level, when the driver expands it too, takes
+  them as they are instead of decoding the rows it reads back (whose fingerprints must be those kept, in the same
+  order). The driver's search runs with the cyclic garbage collector's youngest generation collected less often,
+  as the local BFS does;
 * **as one Spark job**, when it is large. The driver writes the sorted visited fingerprints to the
   run directory (``visited/fingerprints-NNNN.npy``); the plan
 
@@ -81,7 +85,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from explorer.bfs import bound_reached
+from explorer.bfs import KEEP_STATES, bound_reached, rarer_young_collections
 from explorer.checkpoint import ResumeError, finished_run
 from explorer.contract import Model, ModelFactory, Property
 from explorer.expand import ActionNames, PropertySet, expand_batch
@@ -244,7 +248,8 @@ def run_spark_bfs(factory: ModelFactory[Any, Any], options: SparkBfsOptions) -> 
     manifest = _prepare_run_dir(run_dir, options, model)
     search = _Search(None, factory, model, options, manifest)
     try:
-        return search.run()
+        with rarer_young_collections():  # as the local BFS: the driver's levels are its hot loop
+            return search.run()
     finally:
         if search.session is not None:
             search.session.release(stop=not options.keep_session)
@@ -319,6 +324,9 @@ class _Search:
         self.bits = manifest.fingerprint_bits if manifest is not None else options.fingerprint_bits or 64
         self.fingerprints = FingerprintSet(self.bits)
         self.driver_seconds_per_state: float | None = None
+        # The new states of the last level the driver wrote, as the model's intern_state made them: (depth, their
+        # fingerprints, the states, None where beyond KEEP_STATES), for the driver's next level.
+        self.held: tuple[int, np.ndarray, list[Any]] | None = None
         self.property_set = PropertySet.of(model.properties())
         self.factory = factory
         self.model = model
@@ -538,6 +546,7 @@ class _Search:
             if len(new_fps) * self.driver_seconds_per_state >= self.options.driver_seconds / 2:
                 self._start_session()  # the next levels may well need it
         else:
+            self.held = None
             record, candidates, new_fps = self._expand_on_spark(depth, frontier_size, room, manifest,
                                                                 generate=generate)
         self.fingerprints.add(np.sort(new_fps))
@@ -561,16 +570,24 @@ class _Search:
         frontier = level_table(self.run_dir, depth, frontier_columns(bits))
         fps = column_fingerprints(frontier, fp_columns(bits), bits)
         data = frontier.column("data").to_pylist()
+        decode, keep = model.decode, getattr(model, "intern_state", None)
+        held, self.held = self.held, None
+        states = (held[2] if held is not None and held[0] == depth and len(held[1]) == len(fps)
+                  and bool(np.all(held[1] == fps)) else None)
         names = ActionNames()
-        next_level = NextLevel(self.fingerprints, room)
+        next_level = NextLevel(self.fingerprints, room, keep=keep, keep_states=KEEP_STATES)
         candidates: list[Candidate] = []
         generated_codes: list[np.ndarray] = []
         skip = manifest.reported
         generated = 0
         for start in range(0, len(data), _DRIVER_BATCH):
             parents = fps[start : start + _DRIVER_BATCH]
-            batch = expand_batch(model, map(model.decode, data[start : start + _DRIVER_BATCH]), self.property_set,
-                                 names, generate=generate, skip=skip, fingerprint_bits=bits)
+            run = data[start : start + _DRIVER_BATCH]
+            expanded = (map(decode, run) if states is None else
+                        [decode(d) if s is None else s
+                         for d, s in zip(run, states[start : start + _DRIVER_BATCH], strict=True)])
+            batch = expand_batch(model, expanded, self.property_set, names, generate=generate, skip=skip,
+                                 fingerprint_bits=bits, keep_children=keep is not None)
             candidates.extend(
                 self._candidate(FindingRow(f.property, as_int(parents[position], bits), f.action_index,
                                            f.child_fingerprint), depth)
@@ -578,7 +595,7 @@ class _Search:
             )
             generated_codes.append(batch.action_codes)
             next_level.add(batch.child_fingerprints, parents[batch.parents], batch.action_indices,
-                           batch.action_codes, batch.data)
+                           batch.action_codes, batch.data, batch.children)
             self._stop_if_exceeded()
             generated += len(batch)
             done = min(start + _DRIVER_BATCH, len(data))
@@ -596,6 +613,8 @@ class _Search:
             _write_level_file(level_dir(self.run_dir, depth + 1), new_states_table(new, names, bits))
             clock.lap("write (driver)")
             new_fps, truncated = new.fps, new.truncated
+            if new.states is not None:
+                self.held = (depth + 1, new.fps, new.states)
             new_by_action = names.counts(new.action_codes)
             level_checksum = array_checksum(new.fps, bits)
             level_links = links_checksum(new.fps, new.parent_fps, new.action_indices, bits)

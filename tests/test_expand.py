@@ -182,7 +182,7 @@ def test_a_level_keeping_states_keeps_the_same_states_and_gives_them_back(monkey
     """A level that keeps its new states as the model's ``intern_state`` makes them (:class:`StateBlock`), up to a
     bound, the others packed: the same states and parent transitions as a level that packs them all; its frontier
     gives the kept states as they are and decodes the packed ones, and gives every state's bytes (the kept ones
-    encoded) to be saved."""
+    encoded) to be saved. A level that does not pack gives the states it kept beside every state's bytes."""
     monkeypatch.setattr(visited_module, "_COMPACT_ROWS", 64)
     monkeypatch.setattr(visited_module, "PACK_MIN_BYTES", 0)
     monkeypatch.setattr(visited_module, "PACK_MIN_STATE_BYTES", 0)
@@ -206,3 +206,11 @@ def test_a_level_keeping_states_keeps_the_same_states_and_gives_them_back(monkey
         assert {state[0] for state in states} == ({"kept"} if bound >= len(rows[0]) else {"kept", "decoded"})
         assert frontier.data == [b"%d" % fp for fp in fps]
         assert [stop - start for start, stop, _ in runs] == [len(run) for _, _, run in runs]
+        # Without packing (the Spark driver's levels), the states come beside their bytes, None past the bound.
+        beside = _new_states(rows, order, 100, visited, room, keep_states=bound)
+        assert beside.fps.tolist() == packed.fps.tolist() and beside.data == [b"%d" % fp for fp in beside.fps.tolist()]
+        assert beside.states is not None and len(beside.states) == len(beside)
+        assert all(state is None or state == ("kept", fp) for state, fp in zip(beside.states, beside.fps.tolist(),
+                                                                              strict=True))
+        assert 0 < sum(state is not None for state in beside.states) <= bound
+        assert (None in beside.states) == (bound < len(rows[0]))
