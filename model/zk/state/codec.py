@@ -561,7 +561,7 @@ class _Generator:
         name = f"intern_{cls.__name__}"
         lines: list[str] = []
         fields = [f"{f.name}={self.interned(f.type, f'v.{f.name}', lines, '    ', (cls, f.name))}"
-                  for f in state_fields(cls)]
+                  for f in state_fields(cls)] + self.left_out(cls)
         self.sources.append("\n".join([
             f"def {name}(codec, v):", "    intern, table, known = codec.intern, codec.intern_table, codec.known",
             *lines, f"    return {self.name_of(cls)}({', '.join(fields)})"]))
@@ -605,8 +605,20 @@ class _Generator:
 
     def construct(self, cls: type) -> str:
         """An expression reading a value of state class ``cls`` field by field (by keyword)."""
-        fields = ", ".join(f"{f.name}={self.read(f.type, (cls, f.name))}" for f in state_fields(cls))
+        fields = ", ".join([f"{f.name}={self.read(f.type, (cls, f.name))}" for f in state_fields(cls)]
+                           + self.left_out(cls))
         return f"{self.name_of(cls)}({fields})"
+
+    def left_out(self, cls: type) -> list[str]:
+        """Keyword arguments giving the ``eq=False`` fields of ``cls`` whose default is made by a factory one value
+        made once (a state's empty step log, which every state read shares: such fields hold frozen values)."""
+        given = []
+        for f in attrs.fields(cls):
+            if not f.eq and isinstance(f.default, attrs.Factory) and not f.default.takes_self:  # type: ignore[arg-type]
+                name = f"_{cls.__name__}_{f.name}_default"
+                self.namespace[name] = f.default.factory()
+                given.append(f"{f.name}={name}")
+        return given
 
     def reader(self, cls: type) -> str:
         """``read_<cls>(rd)``: a value read from the reader's position."""
