@@ -148,16 +148,22 @@ def test_next_level_keeps_the_parent_rule_whatever_the_row_order(monkeypatch: py
         assert bounded.data == [b"%d" % fp for fp in sorted(expected)[:50]]
 
 
+def _packing_rows(monkeypatch: pytest.MonkeyPatch, seed: int) -> tuple[tuple[np.ndarray, ...], FingerprintSet,
+                                                                       np.ndarray]:
+    """Rows of many compactions, each block packed however small, a visited set and a shuffled order of the rows."""
+    monkeypatch.setattr(visited_module, "_COMPACT_ROWS", 64)
+    monkeypatch.setattr(visited_module, "PACK_MIN_BYTES", 0)
+    monkeypatch.setattr(visited_module, "PACK_MIN_STATE_BYTES", 0)
+    rows = _rows(seed=seed, parents=300, per_parent=4, children=500)
+    visited = FingerprintSet(64, np.arange(-500, 500, 7, dtype=np.int64))
+    return rows, visited, np.random.default_rng(seed - 1).permutation(len(rows[0]))
+
+
 def test_a_packing_next_level_keeps_the_same_states_and_their_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     """With its new states' bytes packed (every block compressed, however small), the next level has the
     same states and parent transitions as without, and its frontier gives each state's own bytes (block
     by block, so not in fingerprint order); with a state bound too."""
-    monkeypatch.setattr(visited_module, "_COMPACT_ROWS", 64)
-    monkeypatch.setattr(visited_module, "PACK_MIN_BYTES", 0)
-    monkeypatch.setattr(visited_module, "PACK_MIN_STATE_BYTES", 0)
-    rows = _rows(seed=3, parents=300, per_parent=4, children=500)
-    visited = FingerprintSet(64, np.arange(-500, 500, 7, dtype=np.int64))
-    shuffled = np.random.default_rng(2).permutation(len(rows[0]))
+    rows, visited, shuffled = _packing_rows(monkeypatch, seed=3)
     for order, chunk, room in ((np.arange(len(rows[0])), 100, None), (shuffled, 100, None), (shuffled, 100, 50)):
         plain = _new_states(rows, order, chunk, visited, room)
         packed = _new_states(rows, order, chunk, visited, room, pack=True)
@@ -183,12 +189,7 @@ def test_a_level_keeping_states_keeps_the_same_states_and_gives_them_back(monkey
     bound, the others packed: the same states and parent transitions as a level that packs them all; its frontier
     gives the kept states as they are and decodes the packed ones, and gives every state's bytes (the kept ones
     encoded) to be saved. A level that does not pack gives the states it kept beside every state's bytes."""
-    monkeypatch.setattr(visited_module, "_COMPACT_ROWS", 64)
-    monkeypatch.setattr(visited_module, "PACK_MIN_BYTES", 0)
-    monkeypatch.setattr(visited_module, "PACK_MIN_STATE_BYTES", 0)
-    rows = _rows(seed=5, parents=300, per_parent=4, children=500)
-    visited = FingerprintSet(64, np.arange(-500, 500, 7, dtype=np.int64))
-    shuffled = np.random.default_rng(3).permutation(len(rows[0]))
+    rows, visited, shuffled = _packing_rows(monkeypatch, seed=5)
     for order, room, bound in ((np.arange(len(rows[0])), None, 120), (shuffled, None, 10_000), (shuffled, 50, 100)):
         packed = _new_states(rows, order, 100, visited, room, pack=True)
         kept = _new_states(rows, order, 100, visited, room, pack=True, keep_states=bound)

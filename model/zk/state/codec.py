@@ -161,12 +161,7 @@ class Codec:
         memo = self._memos[kind]
         if id(part) in memo.written:
             return part
-        c: list[bytes] = []
-        out: list[int] = []
-        write(c, out, part, self.known, self.topic_index)
-        if out:
-            c.append(_ints_bytes(out))
-        key = b"".join(c)
+        key = self._written(write, part)
         known = memo.parts.get(key)
         if known is not None:
             return known
@@ -174,6 +169,15 @@ class Codec:
             part = read(_Reader(key, self.topics, self.read_part, self.read_table))
         self._remember(memo, part, key, self.memo_parts)
         return part
+
+    def _written(self, write: Any, value: Any) -> bytes:
+        """The bytes a generated writer (``write_<class>``) gives ``value``, the parts it knows copied."""
+        c: list[bytes] = []
+        out: list[int] = []
+        write(c, out, value, self.known, self.topic_index)
+        if out:
+            c.append(_ints_bytes(out))
+        return b"".join(c)
 
     def intern_state(self, s: ClusterState) -> ClusterState:
         """The state decode(encode(s)) reads, made from ``s`` itself: each of its parts and tables the one the codec
@@ -190,12 +194,7 @@ class Codec:
         copies their bytes), else ``table``, remembered as :meth:`read_table` remembers a table it reads."""
         if not self.memo_parts:
             return table
-        c: list[bytes] = []
-        out: list[int] = []
-        write(c, out, table, self.known, self.topic_index)
-        if out:
-            c.append(_ints_bytes(out))
-        key = b"".join(c)
+        key = self._written(write, table)
         memo = self._memos[kind]
         known = memo.parts.get(key)
         if known is not None:
