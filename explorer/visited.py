@@ -311,9 +311,11 @@ class NextLevel:
 
     ``visited`` is the set to leave out; ``room`` is how many new states may be kept at most (None:
     no bound). ``pack``: keep the new states' bytes in :class:`PackedBlock` s, one per
-    de-duplication, instead of as they are. ``keep`` (with ``pack``): the model's ``intern_state``; the rows then
-    come with their successor states (:meth:`add`) and a de-duplication's new states are kept as ``keep`` makes
-    them, in a :class:`StateBlock`, while the level holds fewer than ``keep_states`` so (its other blocks packed).
+    de-duplication, instead of as they are. ``keep``: the model's ``intern_state``; the rows then come with their
+    successor states (:meth:`add`) and a de-duplication's new states are kept as ``keep`` makes them while the
+    level holds fewer than ``keep_states`` so: packing, in a :class:`StateBlock` instead of packed; else beside
+    their bytes (:attr:`NewStates.states`, for the Spark engine's driver, which writes the bytes and expands the
+    states).
     """
 
     def __init__(self, visited: FingerprintSet | Visited, room: int | None = None, *, pack: bool = False,
@@ -371,8 +373,10 @@ class NextLevel:
                             truncated=self.truncated)
 
     def _stored(self, data: np.ndarray, states: np.ndarray | None) -> np.ndarray:
-        """What the kept states hold for the bytes ``data`` (the states ``states``): the bytes, or (packing) their
-        locators in a new block, of the states as ``keep`` makes them while there is room, else packed."""
+        """What the kept states hold for the bytes ``data`` (the successor states ``states``): the bytes, paired
+        with the states as ``keep`` makes them while there is room (None past it) when the level keeps states; or,
+        packing, their locators in a new block: a :class:`StateBlock` of the states as ``keep`` makes them while
+        there is room, else a :class:`PackedBlock` of the bytes."""
         keep = self.keep
         room = states is not None and self._states_kept + len(data) <= self.keep_states
         if not self.pack:

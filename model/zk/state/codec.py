@@ -610,12 +610,16 @@ class _Generator:
 
     def left_out(self, cls: type) -> list[str]:
         """Keyword arguments giving the ``eq=False`` fields of ``cls`` whose default is made by a factory one value
-        made once (a state's empty step log, which every state read shares: such fields hold frozen values)."""
+        made once, when that value is hashable (a frozen value, such as a state's empty step log, which every state
+        read then shares; a mutable default is left to its factory)."""
         given = []
         for f in attrs.fields(cls):
             if not f.eq and isinstance(f.default, attrs.Factory) and not f.default.takes_self:  # type: ignore[arg-type]
+                value = f.default.factory()
+                if getattr(type(value), "__hash__", None) is None:
+                    continue
                 name = f"_{cls.__name__}_{f.name}_default"
-                self.namespace[name] = f.default.factory()
+                self.namespace[name] = value
                 given.append(f"{f.name}={name}")
         return given
 
