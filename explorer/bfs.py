@@ -223,7 +223,6 @@ class _Search:
         self.last_checkpoint = self.started
         self.checkpointed_depth: int | None = None  # the level start the current checkpoint holds
         self.truncated_level = False  # max_states truncated a level: the checkpoint before it stays
-        self.keep_states = KEEP_STATES
 
     # -- the level loop -------------------------------------------------------------------------
 
@@ -352,7 +351,7 @@ class _Search:
         # (NextLevel's keep), up to KEEP_STATES a level.
         keep = getattr(model, "intern_state", None)
         next_level = NextLevel(visited, None if max_states is None else max_states - len(visited), pack=True,
-                               keep=keep, keep_states=self.keep_states)
+                               keep=keep, keep_states=KEEP_STATES)
         best: dict[str, Candidate] = {}
         generated_by_action: dict[str, int] = {}
         generated = 0

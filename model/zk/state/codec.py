@@ -496,7 +496,6 @@ class _Generator:
         if base in PARTS:
             return f"intern({x})"
         element = sequence_of(t)
-        record = record_of(t)
         inner = optional_of(t)
         if element is not None:
             target, leaves = self.pattern(element)
@@ -511,17 +510,11 @@ class _Generator:
                       f"{ind}    {v} = table({k}, tuple([{rebuilt} for {target} in {v}]), "
                       f"{self.table_writer(t, field_of)})"]
             return v
-        if record is not None:
-            target, leaves = self.pattern(t)
-            v = self.fresh("r")
-            lines.append(f"{ind}{target} = {x}")
-            lines.append(f"{ind}{v} = {self.rebuild(t, target, leaves)}")
-            return v
         if inner is not None:
             v = self.fresh("o")
             lines.append(f"{ind}{v} = {x}")
             return f"(None if {v} is None else {self.interned(inner, v, lines, ind)})"
-        raise TypeError(f"the codec cannot intern {t!r}: a state class holding parts is not a part")
+        raise TypeError(f"the codec cannot intern {t!r}: only parts, sequences and optionals of them are interned")
 
     def rebuild(self, t: Any, target: str, leaves: list[tuple[Any, str]]) -> str:
         """An expression for an element of type ``t`` unpacked into ``target`` (leaves ``leaves``), its parts interned
