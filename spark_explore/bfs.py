@@ -17,17 +17,18 @@ The width is recorded in the manifest; a resumed run keeps it.
 
 A level is expanded in one of two ways:
 
-* **on the driver**, when it is small: its frontier is read from its Parquet with pyarrow and
-  expanded batch by batch with :func:`explorer.expand.expand_batch`, de-duplicated by sorting
-  (:class:`explorer.visited.NextLevel`, the local BFS's own code) and written as the next level's
-  Parquet. A level is small when the driver's best measured time per state on earlier levels, times the
-  frontier, is below ``driver_seconds`` (and the frontier below ``driver_max_states``): a Spark job
-  has a fixed cost of about a second per level (measured in ``bench/``), which a small level
-  cannot win back. A model that offers ``intern_state`` has the new states of a driver level kept beside their
-  bytes (up to :data:`explorer.bfs.KEEP_STATES`), so that the next level, when the driver expands it too, takes
-  them as they are instead of decoding the rows it reads back (whose fingerprints must be those kept, in the same
-  order). The driver's search runs with the cyclic garbage collector's youngest generation collected less often,
-  as the local BFS does;
+* **on the driver**, when it is small: its frontier is read from its Parquet with pyarrow and expanded batch
+  by batch with :func:`explorer.expand.expand_batch`, de-duplicated by sorting
+  (:class:`explorer.visited.NextLevel`, the local BFS's own code) and written as the next level's Parquet. A
+  level is small when the driver's best measured time per state on earlier levels, times the frontier, is
+  below ``driver_seconds`` (and the frontier below ``driver_max_states``): a Spark job has a fixed cost of
+  about a second per level (measured in ``bench/``), which a small level cannot win back. Until the run's
+  first Spark job the bound is :data:`FIRST_JOB_FACTOR` times ``driver_seconds``: the first job also starts
+  the workers. A model that offers ``intern_state`` has the new states of a driver level kept beside their
+  bytes (up to :data:`explorer.bfs.KEEP_STATES`), so that the next level, when the driver expands it too,
+  takes them as they are instead of decoding the rows it reads back (whose fingerprints must be those kept, in
+  the same order). The driver's search runs with the cyclic garbage collector's youngest generation collected
+  less often, as the local BFS does;
 * **as one Spark job**, when it is large. The driver writes the sorted visited fingerprints to the
   run directory (``visited/fingerprints-NNNN.npy``); the plan
 
@@ -44,13 +45,13 @@ A level is expanded in one of two ways:
   So a level's de-duplication costs the same however many levels came before it (an anti-join
   against every earlier level would read all their Parquet and shuffle it again).
 
-The Spark session is started in a background thread (:class:`spark_explore.session.SessionStart`)
-while the driver expands the first levels, as soon as the levels grow so that one of the next ones
-is likely to be a Spark job (the estimated time of the next level reaches half of
-``driver_seconds``: levels grow up to twofold per step early in a search, and a session takes
-several seconds to start); a search whose levels all stay small never starts one, and never waits
-for it (a JVM starting for nothing would also take a core from the driver). Nothing is cached
-between levels: each level is read back from its own files, which cuts the lineage.
+The Spark session is started in a background thread (:class:`spark_explore.session.SessionStart`) while the
+driver expands the first levels, as soon as the levels grow so that one of the next ones is likely to be a
+Spark job (the estimated time of the next level reaches half of the bound above that applies then: levels grow
+up to twofold per step early in a search, and a session takes several seconds to start); a search whose levels
+all stay small never starts one, and never waits for it (a JVM starting for nothing would also take a core
+from the driver). Nothing is cached between levels: each level is read back from its own files, which cuts the
+lineage.
 
 The driver then picks per property the finding with the smallest
 :meth:`~explorer.results.Candidate.key` and rewrites the manifest. Counterexamples are rebuilt by
@@ -150,6 +151,12 @@ ENGINE = "spark"
 #: the module docstring; measured with ``bench/run.py``: a Spark level costs about a second more
 #: than its expansion on two cores, and two workers expand at most 1.2 times as fast as the driver).
 DEFAULT_DRIVER_SECONDS = 8.0
+#: Until the run's first Spark job, a level stays on the driver while its estimated time there is under this many
+#: times the budget: the first job of a run costs about twice the driver's time for its level on two cores (its
+#: Python workers start, import the model and begin with empty memos; bench/run.py, 2026-11-27: 15.6 s for a level
+#: of the default scenario that the driver expands in about 7.5 s), which a level just over the budget never wins
+#: back, and which later jobs, on workers already started, do not pay.
+FIRST_JOB_FACTOR = 3.0
 #: ... and its frontier holds at most this many states (the driver holds a driver level's bytes).
 DEFAULT_DRIVER_MAX_STATES = 500_000
 #: States the driver expands in one batch; between batches it looks at the clock and the stop request.
@@ -324,6 +331,7 @@ class _Search:
         self.bits = manifest.fingerprint_bits if manifest is not None else options.fingerprint_bits or 64
         self.fingerprints = FingerprintSet(self.bits)
         self.driver_seconds_per_state: float | None = None
+        self.spark_jobs = 0  # the levels expanded as Spark jobs by this process
         # The new states of the last level the driver wrote, as the model's intern_state made them: (depth, their
         # fingerprints, the states, None where beyond KEEP_STATES), for the driver's next level.
         self.held: tuple[int, np.ndarray, list[Any]] | None = None
@@ -543,12 +551,13 @@ class _Search:
             rate = record.seconds / max(frontier_size, 1)
             if self.driver_seconds_per_state is None or rate < self.driver_seconds_per_state:
                 self.driver_seconds_per_state = rate
-            if len(new_fps) * self.driver_seconds_per_state >= self.options.driver_seconds / 2:
+            if len(new_fps) * self.driver_seconds_per_state >= self._driver_budget() / 2:
                 self._start_session()  # the next levels may well need it
         else:
             self.held = None
             record, candidates, new_fps = self._expand_on_spark(depth, frontier_size, room, manifest,
                                                                 generate=generate)
+            self.spark_jobs += 1
         self.fingerprints.add(np.sort(new_fps))
         return record, pick_per_property(candidates)
 
@@ -558,7 +567,13 @@ class _Search:
         if frontier_size > options.driver_max_states or options.driver_seconds <= 0:
             return False
         rate = self.driver_seconds_per_state
-        return rate is None or frontier_size * rate < options.driver_seconds
+        return rate is None or frontier_size * rate < self._driver_budget()
+
+    def _driver_budget(self) -> float:
+        """The estimated driver time under which a level stays on the driver: ``driver_seconds`` once this process
+        ran a Spark job, :data:`FIRST_JOB_FACTOR` times it before."""
+        seconds = self.options.driver_seconds
+        return seconds if self.spark_jobs else seconds * FIRST_JOB_FACTOR
 
     def _expand_on_driver(
         self, depth: int, frontier_size: int, room: int | None, manifest: Manifest, *, generate: bool

@@ -722,7 +722,7 @@ def fuzz_tampered_runs(full: bool, stopped: tuple[dict[str, Path], Any], workdir
             data[offset:offset] = bytes([value])
         path.write_bytes(bytes(data))
         # a Spark run resumes on its driver whatever the first resumed level's warm-up time makes its rate per state
-        # look like (a session is started once a level is estimated at half of --driver-level-seconds)
+        # look like (a session is started once a level is estimated at half of the bound it sets)
         driver = ("--driver-level-seconds", "86400") if engine == "spark" else ()
         result = invoke("explore", "--resume", str(run_dir), *driver, "--format", "json")
         tally.record(result)
