@@ -33,7 +33,13 @@ from model.zk.state.values import (
     ZkState,
 )
 from model.zk.symmetry import BrokerSymmetry
-from model.zk.transition_memo import MEMO_ENTRIES, BrokerStepMemo, ControllerStepMemo, EnvironmentStepMemo
+from model.zk.transition_memo import (
+    MEMO_ENTRIES,
+    BrokerStepMemo,
+    ControllerStepMemo,
+    EnvironmentStepMemo,
+    LastState,
+)
 
 CONTROLLER_EPOCH = 1
 
@@ -57,11 +63,13 @@ class KafkaControllerModel:
         self._properties = tuple(properties)
         self.codec = Codec(tuple(sorted(t.name for t in scenario.topics)))
         self._initial = initial_state(scenario)
-        self._broker_steps = BrokerStepMemo(scenario, self._take, entries=memo_entries, intern=self.codec.intern)
+        last = LastState()  # the memos work out what they key on of a state once for all three
+        self._broker_steps = BrokerStepMemo(scenario, self._take, entries=memo_entries, intern=self.codec.intern,
+                                            last=last)
         self._controller_steps = ControllerStepMemo(scenario, self._take, entries=memo_entries,
-                                                    intern=self.codec.intern)
+                                                    intern=self.codec.intern, last=last)
         self._environment_steps = EnvironmentStepMemo(scenario, self._take, entries=memo_entries,
-                                                      intern=self.codec.intern)
+                                                      intern=self.codec.intern, last=last)
 
     # ---- the contract ----
     def init_states(self) -> Sequence[ClusterState]:

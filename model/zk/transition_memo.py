@@ -248,23 +248,35 @@ def _itself(part: Any) -> Any:
     return part
 
 
+class LastState:
+    """The state whose successors the search makes one after the other, with what the memos work out of it
+    (:meth:`_Memo._seen`): shared by a model's memos, so that each state's is worked out once whichever memos its
+    actions go to. The state is held while it is the last one."""
+
+    __slots__ = ("seen",)
+
+    def __init__(self) -> None:
+        self.seen: tuple[Any, ...] = (None,)
+
+
 class _Memo:
     """A bounded memo of effects by situation, per process."""
 
     def __init__(self, scenario: Scenario, take: Callable[..., Any], *, entries: int = MEMO_ENTRIES,
-                 intern: Callable[[Any], Any] = _itself):
+                 intern: Callable[[Any], Any] = _itself, last: LastState | None = None):
         """``intern(part)``: the part to store in an effect in place of ``part``, an equal one (the codec's, whose
-        bytes it knows: :meth:`~model.zk.state.codec.Codec.intern`)."""
+        bytes it knows: :meth:`~model.zk.state.codec.Codec.intern`); ``last``: the :class:`LastState` this memo
+        shares with the model's others (else its own)."""
         self.scenario = scenario
         self.take = take
         self.entries = entries
         self.intern = intern
         self._effects: dict[tuple[Any, ...], Any] = {}
         self._logs: dict[tuple[StepLog, int], StepLog] = {}  # the logs the effects keep (:meth:`_log`)
-        self._last: tuple[Any, ...] = (None,)
+        self._last = LastState() if last is None else last
 
     def __getstate__(self) -> dict[str, Any]:
-        # effects stay in-process
+        # effects and the last state stay in-process
         return {"scenario": self.scenario, "take": self.take, "entries": self.entries, "intern": self.intern}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -289,11 +301,12 @@ class _Memo:
         """(``state``, the live brokers with an UpdateMetadata at the head of their channel (:func:`_unsettled`),
         the end of a broker or environment situation's key: the budget and the history by identity, the scalars a
         step copies, the zombie's epoch and the standby reassignments), worked out once for the state whose
-        successors the search makes one after the other (the state is held while it is the last one)."""
-        last = self._last
+        successors the search makes one after the other (:class:`LastState`)."""
+        shared = self._last
+        last = shared.seen
         if last[0] is not state:
             zombie = state.zombie
-            last = self._last = (state, _unsettled(state), (
+            last = shared.seen = (state, _unsettled(state), (
                 _ids(state.budget, state.history), copied_scalars(state), -1 if zombie is None else zombie.epoch,
                 state.standby_reassignments))
         return last
@@ -385,11 +398,11 @@ class BrokerStepMemo(_Memo):
         if effect.appended_events:
             controller = _with_queue(controller, controller.events + effect.appended_events)
         applied = effect.applied
-        channels = tuple((b, q[applied:] if b == broker_id else q) for b, q in state.channels
-                         if b != broker_id or len(q) > applied)
+        channels = tuple([(b, q[applied:] if b == broker_id else q) for b, q in state.channels
+                          if b != broker_id or len(q) > applied])
         new_broker = effect.broker
         return ClusterState(state.zk, controller,
-                            tuple(new_broker if b.id == broker_id else b for b in state.brokers), channels,
+                            tuple([new_broker if b.id == broker_id else b for b in state.brokers]), channels,
                             effect.budget, effect.history, effect.log, state.zombie, state.standby_reassignments)
 
 
@@ -419,8 +432,8 @@ def _unsettled(state: ClusterState) -> tuple[int, ...]:
     (a broker step) when the acting broker is the only one, so that the step applies the requests at the heads of
     its channel only. Every step leaves the heads so, except a former controller's resignation, which drops its
     requests from the channels after the heads were applied."""
-    return tuple(b for b, queue in state.channels
-                 if queue[0].kind is RequestKind.UpdateMetadata and state.broker(b).alive)
+    return tuple([b for b, queue in state.channels
+                  if queue[0].kind is RequestKind.UpdateMetadata and state.broker(b).alive])
 
 
 def _other_channels_kept(state: ClusterState, child: ClusterState, broker_id: int) -> bool:
@@ -485,8 +498,8 @@ class ControllerStepMemo(_Memo):
     kinds = frozenset((ActionKind.ControllerProcessEvent,))
 
     def __init__(self, scenario: Scenario, take: Callable[..., Any], *, entries: int = MEMO_ENTRIES,
-                 intern: Callable[[Any], Any] = _itself):
-        super().__init__(scenario, take, entries=entries, intern=intern)
+                 intern: Callable[[Any], Any] = _itself, last: LastState | None = None):
+        super().__init__(scenario, take, entries=entries, intern=intern, last=last)
         # (id(broker part), id(UpdateMetadata request)) -> (the part after it, None if rejected; the part; the request)
         self.read_queue = False  # whether the last step taken read the events behind the head of the queue
         self._metadata: dict[tuple[int, int], tuple[BrokerState | None, BrokerState, Request]] = {}

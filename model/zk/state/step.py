@@ -19,6 +19,7 @@ goes through :meth:`Step.controller_writes_zk`, which fences a zombie from Kafka
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -646,12 +647,22 @@ class _QuietLogs(dict[tuple[bool, bool, ControllerEvent | None, str], StepLog]):
 _QUIET_LOGS = _QuietLogs()
 
 
+def _scalars_of(thaw: _Thaw) -> Callable[[Any], tuple[Any, ...]]:
+    """The scalars of ``thaw``'s class read from a value of it, as a tuple."""
+    names = [name for name, _ in thaw.scalars]
+    if len(names) > 1:
+        return operator.attrgetter(*names)
+    get = operator.attrgetter(*names) if names else None
+    return lambda value: () if get is None else (get(value),)
+
+
+_ZK_SCALARS, _CONTROLLER_SCALARS = _scalars_of(_ZK), _scalars_of(_CONTROLLER)
+
+
 def copied_scalars(state: ClusterState) -> tuple[Any, ...]:
     """The scalars of ZooKeeper and of the active controller, which a step copies when it starts: no thaw records
     that a step read them, so a memo keyed on what a step read keys on these too (:mod:`model.zk.transition_memo`)."""
-    zk, controller = state.zk, state.controller
-    return (*(getattr(zk, name) for name, _ in _ZK.scalars),
-            *(getattr(controller, name) for name, _ in _CONTROLLER.scalars))
+    return _ZK_SCALARS(state.zk) + _CONTROLLER_SCALARS(state.controller)
 
 
 def _check_annotations() -> None:
