@@ -256,19 +256,27 @@ def _isr_never_empty(scenario: Scenario) -> Check:
           "and in a live broker's view",
           trigger=_leadership_changed)
 def _epoch_monotonic(scenario: Scenario) -> Check:
+    def lowered(where: str, before: Any, after: Any) -> dict[str, Any] | None:
+        after_map = dict(after)
+        for tp, lai in before:
+            new = after_map.get(tp)
+            if new is not None and (new.leader_epoch < lai.leader_epoch or new.zk_version < lai.zk_version):
+                return {"partition": _tp(tp), "where": where, "leader_epoch": [lai.leader_epoch, new.leader_epoch],
+                        "zk_version": [lai.zk_version, new.zk_version]}
+        return None
+
     def check(prev: ClusterState, action: Any, nxt: ClusterState) -> dict[str, Any] | None:
-        for where, before, after in (("zookeeper", prev.zk.partitions, nxt.zk.partitions),
-                                     ("controller", prev.controller.leadership, nxt.controller.leadership)):
-            if after is before:
-                continue  # the step kept the table (model/zk/state/step.py keeps what it did not change)
-            after_map = dict(after)
-            for tp, lai in before:
-                new = after_map.get(tp)
-                if new is not None and (new.leader_epoch < lai.leader_epoch or new.zk_version < lai.zk_version):
-                    return {"partition": _tp(tp), "where": where, "leader_epoch": [lai.leader_epoch, new.leader_epoch],
-                            "zk_version": [lai.zk_version, new.zk_version]}
+        # a table or a broker the step kept is the same object (model/zk/state/step.py keeps what it did not change)
+        before, after = prev.zk.partitions, nxt.zk.partitions
+        if after is not before and (evidence := lowered("zookeeper", before, after)) is not None:
+            return evidence
+        before, after = prev.controller.leadership, nxt.controller.leadership
+        if after is not before and (evidence := lowered("controller", before, after)) is not None:
+            return evidence
+        if prev.brokers is nxt.brokers:
+            return None
         for b0, b1 in zip(prev.brokers, nxt.brokers, strict=True):
-            if b0.partitions is b1.partitions or not (b0.alive and b1.alive and b0.epoch == b1.epoch):
+            if b0 is b1 or b0.partitions is b1.partitions or not (b0.alive and b1.alive and b0.epoch == b1.epoch):
                 continue
             after_hosted = {h.partition: h for h in b1.partitions}
             for h in b0.partitions:
@@ -355,20 +363,25 @@ def _cache_matches_zk(scenario: Scenario) -> Check:
                         "zookeeper_assignment": None if in_zk is None else list(in_zk)}
         znodes = dict(s.zk.partitions)
         notified = set(s.zk.isr_change_notifications)
-        # a leader's ISR change not yet named under /isr_change_notification, or lost with its leader (dead or
-        # restarted since the controller last saw it: the BrokerChange to come re-reads the znode)
-        pending = {tp for b in s.brokers for tp in b.pending_isr_changes}
-        registered, known = dict(s.zk.brokers), dict(s.controller.live_brokers)
+        pending: set[Any] | None = None
         for tp, lai in s.controller.leadership:
             if tp in notified:
                 continue
             zk = znodes.get(tp)
-            leaders_isr_write = zk is not None and zk.leader == lai.leader and zk.zk_version > lai.zk_version and (
-                tp in pending or registered.get(lai.leader) != known.get(lai.leader))
-            if zk is None or zk.leader != lai.leader or (zk.isr != lai.isr and not leaders_isr_write) or (
-                    lai.leader_epoch > zk.leader_epoch or lai.zk_version > zk.zk_version):
+            if zk is None or zk.leader != lai.leader or lai.leader_epoch > zk.leader_epoch or (
+                    lai.zk_version > zk.zk_version):
                 return {"partition": _tp(tp), "controller": lai.describe(),
                         "zookeeper": "absent" if zk is None else zk.describe()}
+            if zk.isr == lai.isr:
+                continue
+            if pending is None:
+                # a leader's ISR change not yet named under /isr_change_notification, or lost with its leader (dead
+                # or restarted since the controller last saw it: the BrokerChange to come re-reads the znode)
+                pending = {tp for b in s.brokers for tp in b.pending_isr_changes}
+                registered, known = dict(s.zk.brokers), dict(s.controller.live_brokers)
+            if not (zk.zk_version > lai.zk_version
+                    and (tp in pending or registered.get(lai.leader) != known.get(lai.leader))):
+                return {"partition": _tp(tp), "controller": lai.describe(), "zookeeper": zk.describe()}
         return None
 
     return check
