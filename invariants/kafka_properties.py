@@ -377,7 +377,7 @@ def _cache_matches_zk(scenario: Scenario) -> Check:
             if pending is None:
                 # a leader's ISR change not yet named under /isr_change_notification, or lost with its leader (dead
                 # or restarted since the controller last saw it: the BrokerChange to come re-reads the znode)
-                pending = {tp for b in s.brokers for tp in b.pending_isr_changes}
+                pending = {p for b in s.brokers for p in b.pending_isr_changes}
                 registered, known = dict(s.zk.brokers), dict(s.controller.live_brokers)
             if not (zk.zk_version > lai.zk_version
                     and (tp in pending or registered.get(lai.leader) != known.get(lai.leader))):

@@ -651,9 +651,11 @@ def _scalars_of(thaw: _Thaw) -> Callable[[Any], tuple[Any, ...]]:
     """The scalars of ``thaw``'s class read from a value of it, as a tuple."""
     names = [name for name, _ in thaw.scalars]
     if len(names) > 1:
-        return operator.attrgetter(*names)
-    get = operator.attrgetter(*names) if names else None
-    return lambda value: () if get is None else (get(value),)
+        return operator.attrgetter(*names)  # a tuple of two or more
+    if names:
+        get = operator.attrgetter(names[0])
+        return lambda value: (get(value),)
+    return lambda value: ()
 
 
 _ZK_SCALARS, _CONTROLLER_SCALARS = _scalars_of(_ZK), _scalars_of(_CONTROLLER)
