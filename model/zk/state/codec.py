@@ -177,7 +177,7 @@ class Codec:
         out: list[int] = []
         write(c, out, value, self.known, self.topic_index)
         if out:
-            c.append(_ints_bytes(out))
+            c.append(_PACK_INTS[len(out)](*out))
         return b"".join(c)
 
     def intern_state(self, s: ClusterState) -> ClusterState:
@@ -645,10 +645,6 @@ class _IntPackers(dict[int, Callable[..., bytes]]):
 
 #: ``_PACK_INTS[len(ints)](*ints)``: the ints' bytes (:class:`_IntPackers`).
 _PACK_INTS = _IntPackers()
-
-
-def _ints_bytes(values: list[int]) -> bytes:
-    return _PACK_INTS[len(values)](*values)
 
 
 def _derive(root: type) -> tuple[Callable[[Codec, Any], bytes], Callable[[_Reader], Any], Callable[[Codec, Any], Any],
