@@ -6,6 +6,9 @@ pointer each (``fingerprint -> (parent fingerprint, action index)``, in sorted a
 canonical bytes packed in compressed blocks (:class:`explorer.visited.PackedBlock`) or, for a model that
 offers ``intern_state`` (:class:`explorer.contract.Model`), as the states themselves, up to
 :data:`KEEP_STATES` a level (:class:`explorer.visited.StateBlock`), which are expanded without being decoded.
+Before it expands a level held so, the search lets the model forget what none of its states holds (the model's
+``retain_parts``), and after each level it hands the memory freed back to the system
+(:func:`explorer.stopping.release_free_memory`).
 Full states are not kept for traces; a discovery carries the fingerprint path and action indices, and
 :mod:`explorer.replay` rebuilds the states.
 
@@ -66,7 +69,7 @@ from explorer.results import (
     never_found,
     pick_per_property,
 )
-from explorer.stopping import Limits, resident_memory
+from explorer.stopping import Limits, release_free_memory, resident_memory
 from explorer.visited import NO_ACTION, Frontier, NewStates, NextLevel, Visited
 
 __all__ = ["BfsOptions", "Checkpointing", "ResumeError", "bound_reached", "path_to", "rarer_young_collections",
@@ -265,6 +268,7 @@ class _Search:
                              else new.frontier(self.model.encode))
             best = level.best
             del level, new  # the next frontier alone holds the new states' blocks, to free each once it is expanded
+            self._retain(next_frontier)
             # States of an unexpanded level stay on the queue: their successors were not computed.
             queue = len(next_frontier) if stop_reason is None else len(frontier)
             if self._record(best) and not self.options.keep_going:
@@ -380,6 +384,15 @@ class _Search:
                                    level_size=size)
         self.generated += generated
         return _Level(best, next_level.finish() if generate else None, generated_by_action)
+
+    def _retain(self, frontier: Frontier) -> None:
+        """Let the model forget what none of the states to expand next holds (its ``retain_parts``), when the frontier
+        holds them all as states, then hand the memory freed with the expanded level back to the system."""
+        retain = getattr(self.model, "retain_parts", None)
+        states = frontier.kept_states()
+        if retain is not None and states is not None:
+            retain(states)
+        release_free_memory()
 
     def _adopt(self, level: _Level) -> None:
         """Make the new states of a level visited, with their chosen parent transition."""

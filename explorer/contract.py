@@ -34,7 +34,9 @@ A fourth optional method serves the in-process BFS's speed: ``intern_state(state
 ``next_state`` made, the state ``decode(encode(state))`` gives (equal to it, with whatever the model shares between
 decoded states shared), without going through the bytes. The engine then keeps a level's new states so, up to a
 bound, and expands them without decoding them (:class:`explorer.visited.NextLevel`). The wrapper of symmetry
-reduction does not offer it: its ``encode`` gives the bytes of another state of the orbit.
+reduction does not offer it: its ``encode`` gives the bytes of another state of the orbit. A model that remembers
+what its states share may offer ``retain_parts(states)`` beside it: the engine hands it the states of the level it
+is about to expand (all of them, as ``intern_state`` made them), and the model may forget what none of them holds.
 """
 
 from __future__ import annotations

@@ -230,6 +230,18 @@ class Frontier:
         """Every state's bytes, in order (unpacked)."""
         return [state for _, _, states in self.batches(max(len(self), 1)) for state in states]
 
+    def kept_states(self) -> list[Any] | None:
+        """The states of every block that holds this frontier's states as states (:class:`StateBlock`), the states
+        of the frontier among them; None if some of its states are bytes."""
+        states: list[Any] = []
+        for segment in self._segments:
+            if isinstance(segment, list) and not segment:
+                continue  # an empty frontier's
+            if segment is None or isinstance(segment, list) or not isinstance(segment[0], StateBlock):
+                return None
+            states += segment[0].states
+        return states
+
     def batches(self, size: int, *, release: bool = False) -> Iterator[tuple[int, int, list[bytes]]]:
         """The states' bytes in runs of at most ``size``: ``(start, stop, bytes of the states start to stop)``.
         ``release``: drop each run's states once the next run is asked for, so that the level being built

@@ -27,8 +27,9 @@ A level is expanded in one of two ways:
   the workers. A model that offers ``intern_state`` has the new states of a driver level kept beside their
   bytes (up to :data:`explorer.bfs.KEEP_STATES`), so that the next level, when the driver expands it too,
   takes them as they are instead of decoding the rows it reads back (whose fingerprints must be those kept, in
-  the same order). The driver's search runs with the cyclic garbage collector's youngest generation collected
-  less often, as the local BFS does;
+  the same order); the model then forgets what none of those states holds (``retain_parts``) and the memory
+  freed goes back to the system, as in the local BFS. The driver's search runs with the cyclic garbage
+  collector's youngest generation collected less often, as the local BFS does;
 * **as one Spark job**, when it is large. The driver writes the sorted visited fingerprints to the
   run directory (``visited/fingerprints-NNNN.npy``); the plan
 
@@ -111,7 +112,7 @@ from explorer.results import (
     never_found,
     pick_per_property,
 )
-from explorer.stopping import Limits, resident_memory
+from explorer.stopping import Limits, release_free_memory, resident_memory
 from explorer.visited import NO_ACTION, FingerprintSet, NextLevel
 from spark_explore.columns import (
     column_fingerprints,
@@ -630,6 +631,10 @@ class _Search:
             new_fps, truncated = new.fps, new.truncated
             if new.states is not None:
                 self.held = (depth + 1, new.fps, new.states)
+                retain = getattr(model, "retain_parts", None)
+                if retain is not None and all(state is not None for state in new.states):
+                    retain(new.states)  # what none of them holds is forgotten, as the local BFS does
+            release_free_memory()
             new_by_action = names.counts(new.action_codes)
             level_checksum = array_checksum(new.fps, bits)
             level_links = links_checksum(new.fps, new.parent_fps, new.action_indices, bits)

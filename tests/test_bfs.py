@@ -286,3 +286,31 @@ def test_two_phase_commit_counts(rms: int, distinct: int, generated: int) -> Non
     assert {a.name: a.generated for a in result.stats.actions} == dict(enumerate_two_phase_commit(rms)[2])
     assert {d.property for d in result.discoveries} == {"commit_agreement", "abort_agreement"}
     assert result.never_found == ()
+
+
+def test_the_search_hands_each_level_to_the_model_to_retain_and_finds_the_same_states() -> None:
+    """The local BFS hands the Kafka model (which keeps its new states as states) the states of each level it is
+    about to expand (``retain_parts``), and the model forgetting what they do not hold changes no count, no
+    violation and no trace."""
+    from kmc.compose import model_for, resolve_scenario
+
+    scenario = resolve_scenario("kafka-3083")
+    model = model_for(scenario)
+    handed: list[int] = []
+    retain = model.retain_parts
+
+    def counting(states: Sequence[Any]) -> None:
+        handed.append(len(states))
+        retain(states)
+
+    model.retain_parts = counting  # type: ignore[method-assign]
+    result = run_bfs(model, BfsOptions(keep_going=True))
+    unretained = model_for(scenario)
+    unretained.retain_parts = None  # type: ignore[assignment,method-assign]
+    plain = run_bfs(unretained, BfsOptions(keep_going=True))
+    assert handed == [level.new for level in result.stats.levels] and sum(handed) > 400
+    assert model.codec.memo_size() == 0  # the last level made no new state: nothing is held
+    assert (result.stats.distinct, result.stats.generated) == (plain.stats.distinct, plain.stats.generated)
+    assert [(d.property, d.path, d.action_indices) for d in result.discoveries] == \
+        [(d.property, d.path, d.action_indices) for d in plain.discoveries]
+    assert len(result.violations) == 2

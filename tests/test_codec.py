@@ -185,3 +185,43 @@ def test_intern_state_is_the_state_its_bytes_decode_to(name: str) -> None:
     plain = Codec(model.codec.topic_names, memo_parts=0)
     for s, data in zip(states, encoded, strict=True):
         assert plain.intern_state(s) == s and plain.encode(plain.intern_state(s)) == data
+
+
+def _held(state: ClusterState) -> list[object]:
+    """The parts and (non-empty) tables ``state`` holds, walked field by field without the codec's generated code."""
+    def with_tables(part: object) -> list[object]:
+        return [part, *(t for t in attrs.astuple(part, recurse=False) if isinstance(t, tuple) and t)]
+
+    held: list[object] = [*with_tables(state.zk), *with_tables(state.controller), state.budget, state.history]
+    if state.zombie is not None:
+        held += with_tables(state.zombie)
+    if state.brokers:
+        held += [state.brokers, *state.brokers]
+    if state.channels:
+        held += [state.channels, *(r for _, queue in state.channels for r in queue)]
+    return held
+
+
+def test_retain_keeps_what_the_states_hold_and_forgets_the_rest() -> None:
+    """After ``Codec.retain(states)`` every part and table the states hold is still known by identity (written by
+    copying its bytes) and the parts no state holds are forgotten; the bytes, decode() and intern_state() are
+    unchanged for the states kept and for the others."""
+    model, states, encoded = _explored("reassignment")
+    codec = Codec(model.codec.topic_names)
+    interned = [codec.intern_state(s) for s in states]
+    kept = interned[len(interned) // 2:]
+    before = codec.memo_size()
+    codec.retain(kept)
+    assert 0 < codec.memo_size() < before
+    known = {i for memo in codec._memos for i in memo.written}
+    assert all(id(part) in known for s in kept for part in _held(s))
+    live = {id(part) for s in kept for part in _held(s)}
+    assert known <= live
+    assert any(id(s.controller) not in live for s in interned[:len(interned) // 2])
+    for s, data in zip(interned, encoded, strict=True):
+        assert codec.encode(s) == data == codec.encode_plain(s)
+        assert codec.decode(data) == s
+        assert codec.encode(codec.intern_state(s)) == data
+    codec.retain(())
+    assert codec.memo_size() == 0
+    assert [codec.encode(codec.decode(data)) for data in encoded] == list(encoded)

@@ -3,13 +3,18 @@ docstring): the rule alone, on the driver's measured rate, without a session."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
 from toy_models.kafka_controller_toy import CONFIGS, KafkaControllerToy
 
+from explorer.bfs import BfsOptions, run_bfs
 from explorer.contract import ModelFactory
-from spark_explore.bfs import FIRST_JOB_FACTOR, SparkBfsOptions, _Search
+from kmc.compose import factory_for, resolve_scenario
+from model.zk.kafka_model import KafkaControllerModel
+from spark_explore.bfs import FIRST_JOB_FACTOR, SparkBfsOptions, _Search, run_spark_bfs
 
 
 def _search(tmp_path: Path, **options: Any) -> _Search:
@@ -40,3 +45,25 @@ def test_the_state_bound_and_a_zero_budget_send_every_level_to_spark(tmp_path: P
     assert not every_level._on_driver(1)
     every_level.driver_seconds_per_state = 1e-9
     assert not every_level._on_driver(1)
+
+
+def test_the_driver_hands_each_level_it_keeps_to_the_model_to_retain(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A level the driver expands keeps its new states as states, and the model is handed them to forget what
+    none of them holds, as in the local BFS: the same states, transitions and findings (no Spark job, no JVM)."""
+    scenario = resolve_scenario("kafka-3083")
+    handed: list[int] = []
+    retain = KafkaControllerModel.retain_parts
+
+    def counting(self: KafkaControllerModel, states: Sequence[Any]) -> None:
+        handed.append(len(states))
+        retain(self, states)
+
+    monkeypatch.setattr(KafkaControllerModel, "retain_parts", counting)
+    on_driver = run_spark_bfs(factory_for(scenario), SparkBfsOptions(tmp_path / "run", driver_seconds=1e9,
+                                                                     keep_going=True))
+    assert handed == [level.new for level in on_driver.stats.levels] and sum(handed) > 400
+    local = run_bfs(factory_for(scenario)(), BfsOptions(keep_going=True))
+    assert (on_driver.stats.distinct, on_driver.stats.generated) == (local.stats.distinct, local.stats.generated)
+    assert [(d.property, d.path, d.action_indices) for d in on_driver.discoveries] == \
+        [(d.property, d.path, d.action_indices) for d in local.discoveries]

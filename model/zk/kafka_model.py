@@ -11,7 +11,7 @@ The initial state is a running cluster: every broker registered and alive, the c
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import attrs
 
@@ -118,6 +118,11 @@ class KafkaControllerModel:
         """The optional contract method: the state ``decode(encode(state))`` gives, made from the state
         (:meth:`~model.zk.state.codec.Codec.intern_state`)."""
         return self.codec.intern_state(state)
+
+    def retain_parts(self, states: Iterable[ClusterState]) -> None:
+        """The optional contract method: the codec forgets the parts none of ``states`` holds
+        (:meth:`~model.zk.state.codec.Codec.retain`)."""
+        self.codec.retain(states)
 
     def canonical_encode(self, state: ClusterState) -> bytes:
         """The optional contract method behind ``--symmetry``: the least encoding of the state's orbit
