@@ -90,12 +90,16 @@ class _PartMemo:
         self.written[id(part)] = (part, key)
         n = len(key)
         if not self.head or n < self.head:
-            self.head = n
-            self.lengths = {}
-            for known in self.parts:
-                self._index(known)
+            self._reindex(n)
         else:
             self._index(key)
+
+    def _reindex(self, head: int) -> None:
+        """Index the known parts' lengths by their first ``head`` bytes (the length of the shortest)."""
+        self.head = head
+        self.lengths = {}
+        for known in self.parts:
+            self._index(known)
 
     def _index(self, key: bytes) -> None:
         lengths = self.lengths.setdefault(key[:self.head], [])
@@ -115,10 +119,7 @@ class _PartMemo:
             return
         for i in gone:
             del parts[written.pop(i)[1]]
-        self.head = min(map(len, parts), default=0)
-        self.lengths = {}
-        for key in parts:
-            self._index(key)
+        self._reindex(min(map(len, parts), default=0))
 
 
 class Codec:
