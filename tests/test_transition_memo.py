@@ -166,3 +166,45 @@ def test_environment_step_reading_a_controller_table_keys_on_it() -> None:
         take(plain, action)
         assert memo.successor(state, action) == plain.freeze()
     assert memo._effects
+
+
+@pytest.mark.parametrize(("name", "kept_from"), [("default", 2), ("deletion-3brokers", 4)])
+def test_keep_forgets_the_situations_keyed_on_parts_no_state_to_expand_holds(name: str, kept_from: int) -> None:
+    """After the model retains the states the search expands next (``retain_parts``), every effect a memo keeps is
+    keyed on parts those states hold (ZooKeeper or the broker and the requests it applies, the controller's tables,
+    the budget, the history), every effect it forgot on one they do not hold, and the memoised model still gives
+    the plain step's successors. (The last quarter of deletion-3brokers' states hold the ZooKeeper, budget and
+    history of controller situations whose tables they do not hold.)"""
+    scenario = compose.resolve_scenario(name)
+    model = KafkaControllerModel(scenario)
+    plain = KafkaControllerModel(scenario, memo_entries=0)
+    states = list({id(state): state for state, _ in _transitions(model, 3000)}.values())
+    kept = states[len(states) * (kept_from - 1) // kept_from:]
+    held = {id(part) for s in kept
+            for part in (s.zk, s.budget, s.history, *s.brokers, *(r for _, queue in s.channels for r in queue),
+                         *(table for table in transition_memo._context_of(s.controller) if table))}
+    brokers, controllers = model._broker_steps, model._controller_steps
+
+    def keyed_on(memo: Any, effect: Any) -> tuple[Any, ...]:
+        h = effect.held
+        if memo is brokers:
+            return (h[0], *h[1][:effect.applied], h[2], h[3])
+        if memo is controllers:
+            return (h[0], h[3], h[4], *(table for table in transition_memo._context_of(h[1]) if table))
+        return h[:3]
+
+    def stored(effects: dict[Any, Any]) -> dict[Any, Any]:
+        return {key: e for key, e in effects.items()
+                if isinstance(e, (transition_memo._Effect, transition_memo._ControllerEffect)) and e.held}
+
+    memos = (brokers, controllers, model._environment_steps)
+    before = [stored(memo._effects) for memo in memos]
+    model.retain_parts(kept)
+    for memo, effects in zip(memos, before, strict=True):
+        remaining = stored(memo._effects)
+        assert remaining and len(remaining) < len(effects)
+        for key, effect in effects.items():
+            assert (key in remaining) == all(id(part) in held for part in keyed_on(memo, effect))
+    for state in kept[:300]:
+        for action in model.actions(state):
+            assert model.next_state(state, action) == plain.next_state(state, action)

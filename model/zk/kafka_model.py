@@ -121,8 +121,11 @@ class KafkaControllerModel:
 
     def retain_parts(self, states: Iterable[ClusterState]) -> None:
         """The optional contract method: the codec forgets the parts none of ``states`` holds
-        (:meth:`~model.zk.state.codec.Codec.retain`)."""
-        self.codec.retain(states)
+        (:meth:`~model.zk.state.codec.Codec.retain`), and the transition memos the situations keyed on them
+        (:meth:`~model.zk.transition_memo.BrokerStepMemo.keep`)."""
+        live = self.codec.retain(states)
+        for memo in (self._broker_steps, self._controller_steps, self._environment_steps):
+            memo.keep(live)
 
     def canonical_encode(self, state: ClusterState) -> bytes:
         """The optional contract method behind ``--symmetry``: the least encoding of the state's orbit

@@ -49,7 +49,9 @@ effect reaches beyond what its situation keys on is never memoised. Identities a
 the steps share (equal parts are one object); a memo holds what it keys on, so an identity is not reused while it
 is a key. The parts an effect stores are the codec's (``intern``: :meth:`~model.zk.state.codec.Codec.intern`), so
 that the successors made by applying it share the parts decode gives (later situations key on them) and are
-written by copying their bytes. The memos are per process and bounded (emptied when full).
+written by copying their bytes. The memos are per process and bounded (emptied when full); a search that has the
+codec forget the parts of the levels it expanded has them forget the situations keyed on those parts
+(:meth:`_Memo.keep`).
 """
 
 from __future__ import annotations
@@ -91,6 +93,9 @@ def _shared(mapping: dict[int, Any]) -> dict[int, Any]:
     """``mapping``, or :data:`_NONE` when it is empty."""
     return mapping or _NONE
 
+
+#: The identity of the empty tuple, an empty table's (a situation may key on it; no state holds it as a part).
+_EMPTY = id(())
 
 _NOT_MEMOISED = object()  # the step's effect reached beyond what its situation keys on: take it every time
 _WHOLE = object()  # the situation's controller steps read the brokers or the channels: key on all of them
@@ -290,6 +295,25 @@ class _Memo:
             self._logs.clear()
         effects[key] = effect
 
+    def keep(self, live: set[int]) -> None:
+        """Forget the situations keyed on a part or table that is not in ``live`` (the identities of what the states
+        the search expands next hold: :meth:`~model.zk.state.codec.Codec.retain`, which forgets the rest). Such a
+        situation meets no state again: a state expanded later holds the codec's parts, and an equal part the codec
+        learns again is another object (only an effect that stores the very part a situation keys on could hand it
+        back). A situation and the keys that extend it go together, as they share its first key. The UpdateMetadata
+        outcomes (``_metadata``) are kept: they key on requests that stored effects append, which no state may
+        hold until an effect is applied again."""
+        held = live.__contains__
+        identities = self._identities
+        effects = self._effects
+        for key in [key for key in effects if not all(map(held, identities(_situation(key))))]:
+            del effects[key]
+
+    @staticmethod
+    def _identities(situation: tuple[Any, ...]) -> tuple[int, ...]:
+        """The identities of the parts and tables (non-empty) that the first key of a situation keys on."""
+        raise NotImplementedError
+
     def _log(self, log: StepLog) -> StepLog:
         """The log stored before that is equal to ``log`` and shows the same broker epoch of the event processed
         (a report's, left out of an event's equality), else ``log``: steps in many situations log the same (a
@@ -310,6 +334,19 @@ class _Memo:
                 _ids(state.budget, state.history), copied_scalars(state), -1 if zombie is None else zombie.epoch,
                 state.standby_reassignments))
         return last
+
+
+def _situation(key: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The first key of the situation that ``key`` extends (a key extended by the values or identities of what the
+    situation's first step read is ``(key, ...)``: an action, first in a situation's first key, is no tuple)."""
+    while type(key[0]) is tuple:
+        key = key[0]
+    return key
+
+
+def _unpacked(ids: bytes) -> tuple[int, ...]:
+    """The identities packed by :data:`_PACK` (native unsigned 64-bit ints)."""
+    return tuple(memoryview(ids).cast("Q"))
 
 
 class BrokerStepMemo(_Memo):
@@ -340,6 +377,11 @@ class BrokerStepMemo(_Memo):
         if effect is _NOT_MEMOISED:
             return self._step(state, action)[0]
         return self._apply(state, broker_id, effect)
+
+    @staticmethod
+    def _identities(situation: tuple[Any, ...]) -> tuple[int, ...]:
+        # (action, the broker's part and the requests applied, the budget and the history, scalars...)
+        return _unpacked(situation[1]) + _unpacked(situation[2])
 
     def _step(self, state: ClusterState, action: Any) -> tuple[ClusterState, Step, _Watch]:
         step = Step(self.scenario, state)
@@ -540,6 +582,13 @@ class ControllerStepMemo(_Memo):
         if child is _REJECTED:
             return self._step(state, action)[0]  # a broker rejects an UpdateMetadata: the step's log tells it
         return child
+
+    @staticmethod
+    def _identities(situation: tuple[Any, ...]) -> tuple[int, ...]:
+        # (action, epoch, head, its broker epoch, standby reassignments, ZooKeeper, the zombie, the budget, the
+        # history and the context's tables): the zombie may be None and a table empty, which no state holds as a part
+        zk, _zombie, *held = _unpacked(situation[5])
+        return (zk, *(i for i in held if i != _EMPTY))
 
     def _step(self, state: ClusterState, action: Any) -> tuple[ClusterState | None, Any, dict[int, Any]]:
         """The step's successor; what it touched before the heads were settled: ``_WHOLE`` when it read the
@@ -928,6 +977,11 @@ class EnvironmentStepMemo(_Memo):
         if effect is _NOT_MEMOISED:
             return self._plain_step(state, action)
         return self._apply(state, effect)
+
+    @staticmethod
+    def _identities(situation: tuple[Any, ...]) -> tuple[int, ...]:
+        # (action, ZooKeeper, the budget and the history, scalars...)
+        return (situation[1], *_unpacked(situation[2]))
 
     def _plain_step(self, state: ClusterState, action: Any) -> ClusterState:
         step = Step(self.scenario, state)

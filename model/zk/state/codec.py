@@ -154,11 +154,12 @@ class Codec:
         memo.add(data, part)
         self._size += 1
 
-    def retain(self, states: Iterable[ClusterState]) -> None:
-        """Forget the parts and tables that none of ``states`` holds. A search that has made a level's states keeps
-        what they hold: a part no state of the level holds comes back only if a step makes an equal one, which
-        the codec then learns again, where remembering every part met fills the memos with the parts of the
-        levels already expanded (on the default scenario 30,000 controllers' bytes, 15 MB, at the end)."""
+    def retain(self, states: Iterable[ClusterState]) -> set[int]:
+        """Forget the parts and tables that none of ``states`` holds, and return the identities of those they hold
+        (their non-empty tables and their parts). A search that has made a level's states keeps what they hold: a
+        part no state of the level holds comes back only if a step makes an equal one, which the codec then learns
+        again, where remembering every part met fills the memos with the parts of the levels already expanded (on
+        the default scenario 30,000 controllers' bytes, 15 MB, at the end)."""
         live: set[int] = set()
         hold = _HOLD_STATE
         for state in states:
@@ -166,6 +167,7 @@ class Codec:
         for memo in self._memos:
             memo.keep(live)
         self._size = sum(len(memo.parts) for memo in self._memos)
+        return live
 
     def _empty(self, memo: _PartMemo) -> None:
         self._size -= len(memo.parts)
