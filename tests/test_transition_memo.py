@@ -15,7 +15,7 @@ from model.zk.actions import Action, ActionKind
 from model.zk.environment import environment
 from model.zk.kafka_model import KafkaControllerModel, initial_state
 from model.zk.state.step import Step
-from model.zk.state.values import Request, RequestKind
+from model.zk.state.values import Request, RequestKind, StepLog
 from model.zk.transition_memo import BrokerStepMemo, EnvironmentStepMemo
 
 #: Scenarios whose broker steps read the controller (deletion callbacks, LeaderAndIsr responses of a failed
@@ -208,3 +208,33 @@ def test_keep_forgets_the_situations_keyed_on_parts_no_state_to_expand_holds(nam
     for state in kept[:300]:
         for action in model.actions(state):
             assert model.next_state(state, action) == plain.next_state(state, action)
+
+
+def test_update_metadata_rejected_at_several_heads_is_logged_as_the_step_logs_it() -> None:
+    """A stored controller effect that appends UpdateMetadata requests which several brokers reject (stale) gives
+    the successor and the log that settling the heads in full gives: the step's own lines, then one line per
+    rejected request, broker by broker and request by request, the last one's reason the log's ``rejection``."""
+    scenario = compose.resolve_scenario("deletion-3brokers")
+    initial = initial_state(scenario)
+    state = attrs.evolve(initial, brokers=tuple(attrs.evolve(b, controller_epoch=3) if b.id != 1 else b
+                                                for b in initial.brokers))
+    stale = Request(RequestKind.UpdateMetadata, 2, 1)
+    fresh = Request(RequestKind.UpdateMetadata, 3, 1)
+    appended = {2: (stale, fresh), 0: (stale, stale), 1: (stale,)}
+    own = StepLog(messages=("the step's own line",))
+    effect = transition_memo._ControllerEffect(
+        True, zk=state.zk, controller=state.controller, standby_reassignments=state.standby_reassignments,
+        budget=state.budget, history=state.history, log=own,
+        brokers={}, queues={}, dropped={}, appended=appended)
+    memo = transition_memo.ControllerStepMemo(scenario, lambda *_: True)
+    actual = transition_memo._successor(state, effect, state.controller, state.zombie, memo._settle)
+    plain = Step(scenario, state)
+    for b, requests in sorted(appended.items()):
+        plain.channels.setdefault(b, []).extend(requests)
+    environment.apply_update_metadata_at_heads(plain)
+    expected = plain.freeze()
+    assert actual == expected
+    assert actual.log.messages == own.messages + expected.log.messages
+    assert len(expected.log.messages) == 3
+    assert actual.log.rejection == expected.log.rejection == "STALE_CONTROLLER_EPOCH"
+    assert [line.split()[1] for line in actual.log.messages[1:]] == ["0", "0", "2"]

@@ -35,8 +35,9 @@ later state in the same situation. It changes the speed, never a successor or it
   (``ControllerChannelManager.removeBroker``: the requests of the acting controller's epoch go) read nothing: the
   effect stores the requests appended and the epoch dropped, and applies them to the channels of the state it
   is applied to, then the UpdateMetadata requests that reach the heads of those channels, each (broker part,
-  request) worked out once (:meth:`ControllerStepMemo._settle`); a broker that rejects one (a stale request:
-  the step's log tells it) has the step taken in full. A step that reads the brokers or reads the channels
+  request) worked out once (:meth:`ControllerStepMemo._settle`); a broker that rejects one (a stale request) has
+  the rejection logged as the step logs it, after the step's own lines and in the order of the brokers, and a first
+  step whose own heads held a rejected request is not memoised. A step that reads the brokers or reads the channels
   other than by their broker (a controlled shutdown answered, an ISR write landing inside it) keys on all of
   them. Up to its first read of a channel a step's path depends on the situation alone; a later step in the
   same situation that touches other brokers or channels is taken in full and not memoised, and so is a first
@@ -99,7 +100,6 @@ _EMPTY = id(())
 
 _NOT_MEMOISED = object()  # the step's effect reached beyond what its situation keys on: take it every time
 _WHOLE = object()  # the situation's controller steps read the brokers or the channels: key on all of them
-_REJECTED = object()  # a broker sent to rejected an UpdateMetadata at its head: take the step in full
 _EVENTS = object()  # the situation's controller steps read the event queue behind its head: key on the whole queue
 
 
@@ -542,9 +542,11 @@ class ControllerStepMemo(_Memo):
     def __init__(self, scenario: Scenario, take: Callable[..., Any], *, entries: int = MEMO_ENTRIES,
                  intern: Callable[[Any], Any] = _itself, last: LastState | None = None):
         super().__init__(scenario, take, entries=entries, intern=intern, last=last)
-        # (id(broker part), id(UpdateMetadata request)) -> (the part after it, None if rejected; the part; the request)
         self.read_queue = False  # whether the last step taken read the events behind the head of the queue
-        self._metadata: dict[tuple[int, int], tuple[BrokerState | None, BrokerState, Request]] = {}
+        self.rejected_at_heads = False  # whether a broker rejected a request at its head in the last step taken
+        # (id(broker part), id(UpdateMetadata request)) -> (the part after it, the part, the request, and if the broker
+        # rejected it: (the log's line, the reason))
+        self._metadata: dict[tuple[int, int], tuple[BrokerState, BrokerState, Request, tuple[str, str] | None]] = {}
 
     def successor(self, state: ClusterState, action: Any) -> ClusterState | None:
         if not self.entries or self._seen(state)[1]:
@@ -578,10 +580,7 @@ class ControllerStepMemo(_Memo):
             return self._watched_step(state, action, key, None, queue_keyed)
         if effect is _NOT_MEMOISED:
             return self._step(state, action)[0]
-        child = self._apply(state, effect)
-        if child is _REJECTED:
-            return self._step(state, action)[0]  # a broker rejects an UpdateMetadata: the step's log tells it
-        return child
+        return self._apply(state, effect)
 
     @staticmethod
     def _identities(situation: tuple[Any, ...]) -> tuple[int, ...]:
@@ -594,12 +593,13 @@ class ControllerStepMemo(_Memo):
         """The step's successor; what it touched before the heads were settled: ``_WHOLE`` when it read the
         brokers or a channel other than by its broker (iterating over them), else the :class:`_Touched` brokers;
         and every channel's queue before the heads were settled. ``self.read_queue``: whether the step read the
-        events behind the head of the controller's queue."""
+        events behind the head of the controller's queue; ``self.rejected_at_heads``: whether a broker rejected an
+        UpdateMetadata request at the head of its channel (settling the heads logs nothing else)."""
         step = Step(self.scenario, state)
         queue_read = _Watch()
         step.events = step.watch_events = _QueueBehindHead(step.events)
         step.events.watch = queue_read
-        self.read_queue = False
+        self.read_queue = self.rejected_at_heads = False
         watch = _ChannelWatch()
         channels = _ChannelsDict((b, _channel_list(q, watch, b)) for b, q in state.channels)
         channels.watch = watch
@@ -621,7 +621,9 @@ class ControllerStepMemo(_Memo):
             return None, touched, {}
         unsettled = {b: tuple(q) for b, q in channels.items()}
         step.channels = {b: list(q) for b, q in channels.items()}
+        logged = len(step.messages)
         environment.apply_update_metadata_at_heads(step)
+        self.rejected_at_heads = len(step.messages) != logged
         return step.freeze(), touched, unsettled
 
     def _watched_step(self, state: ClusterState, action: Any, key: tuple[Any, ...],
@@ -656,8 +658,9 @@ class ControllerStepMemo(_Memo):
                    unsettled: dict[int, Any], queue_keyed: bool) -> Any:
         """The step's effect; ``_NOT_MEMOISED`` when, not keyed on all brokers and channels, it changed a broker
         or a channel it did not read other than by dropping it (``removeBroker``) and appending requests, or the
-        effect applied to ``state`` does not give ``child``; None (nothing to store) when a broker rejected an
-        UpdateMetadata at its head (the rejection is in the step's log)."""
+        effect applied to ``state`` does not give ``child``; None (nothing to store) when, not keyed on all brokers
+        and channels, a broker rejected an UpdateMetadata at its head (the rejection is in the step's log, which the
+        effect keeps, and another state's brokers may reject others)."""
         held = (state.zk, state.controller, state.zombie, state.budget, state.history, state.brokers,
                 *(q for _, q in state.channels))
         intern = self.intern
@@ -675,6 +678,8 @@ class ControllerStepMemo(_Memo):
                                        channels=tuple((b, tuple(map(intern, q))) for b, q in child.channels),
                                        **common)
             return effect if self._apply(state, effect) == child else _NOT_MEMOISED
+        if self.rejected_at_heads:
+            return None
         before = dict(state.channels)
         after = dict(child.channels)
         if (len(child.brokers) != len(state.brokers) or set(after) - {b.id for b in state.brokers}
@@ -698,20 +703,16 @@ class ControllerStepMemo(_Memo):
                 appended[b] = tuple(map(intern, queue[len(base):]))
         effect = _ControllerEffect(True, brokers=_shared(brokers), queues=_shared(queues), dropped=_shared(dropped),
                                    appended=_shared(appended), **common)
-        applied = self._apply(state, effect)
-        if applied is _REJECTED:
-            return None
-        if applied != child:
-            return _NOT_MEMOISED
-        return effect
+        return effect if self._apply(state, effect) == child else _NOT_MEMOISED
 
-    def _settle(self, broker: BrokerState,
-                queue: tuple[Request, ...]) -> tuple[BrokerState, tuple[Request, ...]] | None:
+    def _settle(self, broker: BrokerState, queue: tuple[Request, ...],
+                rejected: list[tuple[str, str]]) -> tuple[BrokerState, tuple[Request, ...]]:
         """:func:`~model.zk.environment.environment.apply_update_metadata_at_heads` for one broker whose channel
         holds ``queue``: its part and its queue after it applied the UpdateMetadata requests at the head (a failed
-        broker applies none); None when it rejects one (the step's log tells it). Each request applied to a part is
-        worked out once (``_metadata``, by identity, holding both): steps in other situations send the same
-        requests to brokers in the same parts."""
+        broker applies none); each request it rejects (stale: it takes the request and stays as it was) adds (the
+        log's line, the reason) to ``rejected``. Each request applied to a part is worked out once (``_metadata``,
+        by identity, holding both): steps in other situations send the same requests to brokers in the same
+        parts."""
         if not broker.alive:
             return broker, queue
         metadata = self._metadata
@@ -724,17 +725,17 @@ class ControllerStepMemo(_Memo):
                 after, rejection = environment.update_metadata_outcome(self.scenario, broker, request)
                 if len(metadata) >= self.entries:
                     metadata.clear()
-                known = metadata[key] = (None if rejection else self.intern(after), broker, request)
-            if known[0] is None:
-                return None
+                known = metadata[key] = (
+                    broker if rejection else self.intern(after), broker, request,
+                    (environment.rejection_message(broker.id, request, rejection), rejection) if rejection else None)
+            if known[3] is not None:
+                rejected.append(known[3])
             broker = known[0]
             n += 1
         return broker, queue[n:]
 
     def _apply(self, state: ClusterState, effect: _ControllerEffect) -> Any:
-        """The successor of ``state`` by the stored ``effect``; ``_REJECTED`` when a broker rejects an
-        UpdateMetadata at the head of its channel (the step's log would tell it: the memo then takes the step in
-        full)."""
+        """The successor of ``state`` by the stored ``effect``."""
         if not effect.successor:
             return None
         controller = effect.controller
@@ -748,16 +749,18 @@ class ControllerStepMemo(_Memo):
 
 
 def _successor(state: ClusterState, effect: _ControllerEffect, controller: ControllerState, zombie: Any,
-               settle: Callable[[BrokerState, tuple[Request, ...]], Any]) -> Any:
+               settle: Callable[[BrokerState, tuple[Request, ...], list[tuple[str, str]]], Any]) -> Any:
     """The successor of ``state`` by ``effect`` with ``controller`` and ``zombie``: its brokers and channels those
     of the effect (``whole``), else the state's with the effect's parts and queues of the brokers it read, and the
-    channels it dropped and appended to, their heads settled by ``settle``; ``_REJECTED`` when a broker rejects an
-    UpdateMetadata at the head of its channel."""
+    channels it dropped and appended to, their heads settled by ``settle``, its log the effect's with the requests
+    rejected there (``apply_update_metadata_at_heads`` logs them after the step's own lines, broker by broker,
+    and the last one's reason is the log's ``rejection``)."""
     if effect.whole:
         return ClusterState(effect.zk, controller, effect.brokers, effect.channels, effect.budget,
                             effect.history, effect.log, zombie, effect.standby_reassignments)
     known, queues, dropped, appended = effect.brokers, effect.queues, effect.dropped, effect.appended
     queue_of = dict(state.channels)
+    rejected: list[tuple[str, str]] = []
     changed = False
     brokers = []
     channels = []
@@ -775,18 +778,18 @@ def _successor(state: ClusterState, effect: _ControllerEffect, controller: Contr
             if added:
                 q += added
             if q and (epoch is not None or added):
-                settled = settle(b, q)
-                if settled is None:
-                    return _REJECTED
+                settled = settle(b, q, rejected)
                 if settled[0] is not b:
                     b, changed = settled[0], True
                 q = settled[1]
         brokers.append(b)
         if q:
             channels.append((i, q))
+    log = effect.log
+    if rejected:
+        log = attrs.evolve(log, messages=log.messages + tuple(line for line, _ in rejected), rejection=rejected[-1][1])
     return ClusterState(effect.zk, controller, tuple(brokers) if changed else state.brokers,
-                        tuple(channels), effect.budget, effect.history, effect.log, zombie,
-                        effect.standby_reassignments)
+                        tuple(channels), effect.budget, effect.history, log, zombie, effect.standby_reassignments)
 
 
 @attrs.frozen
@@ -934,7 +937,8 @@ class _Keyed:
                                              and set(touched.channels).issubset(self.touched.channels)))
 
 
-def _as_they_are(broker: BrokerState, queue: tuple[Request, ...]) -> tuple[BrokerState, tuple[Request, ...]]:
+def _as_they_are(broker: BrokerState, queue: tuple[Request, ...],
+                 rejected: list[tuple[str, str]]) -> tuple[BrokerState, tuple[Request, ...]]:
     """An environment step's effect drops and appends to no channel: :func:`_successor` settles none."""
     return broker, queue
 

@@ -87,7 +87,7 @@ def broker_apply_request(step: Step, broker: int, *, storage_error: TopicPartiti
         step.budget = attrs.evolve(step.budget, stop_replica_errors=step.budget.stop_replica_errors + 1)
     stale = _stale(step.scenario, b, request)
     if stale:
-        step.messages.append(f"broker {broker} rejects {request.describe()}: {stale}")
+        step.messages.append(rejection_message(broker, request, stale))
         step.rejection = stale
     elif request.kind is RequestKind.LeaderAndIsr:
         kafka_12426 = step.scenario.since("KAFKA_12426")
@@ -370,6 +370,11 @@ def _update_metadata(b: BrokerState, request: Request) -> BrokerState:
     return attrs.evolve(b, controller_epoch=max(b.controller_epoch, request.controller_epoch),
                         metadata_live_brokers=request.live_brokers,
                         metadata_partitions=tuple(cache[tp] for tp in sorted(cache)))
+
+
+def rejection_message(broker: int, request: Request, reason: str) -> str:
+    """The step log's line for a request the broker rejected as a whole (``reason``: :func:`_stale`'s)."""
+    return f"broker {broker} rejects {request.describe()}: {reason}"
 
 
 def update_metadata_outcome(scenario: Scenario, b: BrokerState, request: Request) -> tuple[BrokerState, str]:
