@@ -112,10 +112,13 @@ class StandaloneCluster:
         return int(bound.group(1)) if bound else self.ui_port
 
     def alive_workers(self) -> int:
+        """The workers alive by the master's JSON; 0 while it does not answer, or while another web UI answers at
+        the port asked for (a worker's or a side-by-side test's took it, and the master's log does not yet say the
+        port it moved to): that page is HTML, not the master's JSON."""
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.master_ui_port()}/json/", timeout=2) as reply:
                 state = json.load(reply)
-        except OSError:
+        except (OSError, ValueError):
             return 0
         return sum(1 for worker in state.get("workers", []) if worker.get("state") == "ALIVE")
 
