@@ -27,9 +27,11 @@ A level is expanded in one of two ways:
   the workers. A model that offers ``intern_state`` has the new states of a driver level kept beside their
   bytes (up to :data:`explorer.bfs.KEEP_STATES`), so that the next level, when the driver expands it too,
   takes them as they are instead of decoding the rows it reads back (whose fingerprints must be those kept, in
-  the same order); the model then forgets what none of those states holds (``retain_parts``) and the memory
-  freed goes back to the system, as in the local BFS. The driver's search runs with the cyclic garbage
-  collector's youngest generation collected less often, as the local BFS does;
+  the same order), and reads the level's bytes only when some of its states were not kept; the bytes are
+  dropped once the level's table is built. The model then forgets what none of those states holds
+  (``retain_parts``) and the memory freed goes back to the system, as in the local BFS (the driver's Arrow
+  buffers come from ``malloc`` for that: :mod:`spark_explore`). The driver's search runs with the cyclic
+  garbage collector's youngest generation collected less often, as the local BFS does;
 * **as one Spark job**, when it is large. The driver writes the sorted visited fingerprints to the
   run directory (``visited/fingerprints-NNNN.npy``); the plan
 
@@ -75,7 +77,7 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -583,25 +585,30 @@ class _Search:
         clock = _PhaseClock()
         model = self.model
         bits = self.bits
-        frontier = level_table(self.run_dir, depth, frontier_columns(bits))
-        fps = column_fingerprints(frontier, fp_columns(bits), bits)
-        data = frontier.column("data").to_pylist()
+        fps = column_fingerprints(level_table(self.run_dir, depth, fp_columns(bits)), fp_columns(bits), bits)
         decode, keep = model.decode, getattr(model, "intern_state", None)
         held, self.held = self.held, None
         states = (held[2] if held is not None and held[0] == depth and len(held[1]) == len(fps)
                   and bool(np.all(held[1] == fps)) else None)
+        # The level's bytes are read only when some of its states are not held: those are decoded.
+        data = (None if states is not None and all(state is not None for state in states) else
+                level_table(self.run_dir, depth, ("data",)).column("data").to_pylist())
         names = ActionNames()
         next_level = NextLevel(self.fingerprints, room, keep=keep, keep_states=KEEP_STATES)
         candidates: list[Candidate] = []
         generated_codes: list[np.ndarray] = []
         skip = manifest.reported
         generated = 0
-        for start in range(0, len(data), _DRIVER_BATCH):
+        for start in range(0, len(fps), _DRIVER_BATCH):
             parents = fps[start : start + _DRIVER_BATCH]
-            run = data[start : start + _DRIVER_BATCH]
-            expanded = (map(decode, run) if states is None else
-                        [decode(d) if s is None else s
-                         for d, s in zip(run, states[start : start + _DRIVER_BATCH], strict=True)])
+            held_run = None if states is None else states[start : start + _DRIVER_BATCH]
+            if data is None:  # every state held
+                assert held_run is not None
+                expanded: Iterable[Any] = held_run
+            else:
+                run = data[start : start + _DRIVER_BATCH]
+                expanded = (map(decode, run) if held_run is None else
+                            [decode(d) if s is None else s for d, s in zip(run, held_run, strict=True)])
             batch = expand_batch(model, expanded, self.property_set, names, generate=generate, skip=skip,
                                  fingerprint_bits=bits, keep_children=keep is not None)
             candidates.extend(
@@ -614,9 +621,9 @@ class _Search:
                            batch.action_codes, batch.data, batch.children)
             self._stop_if_exceeded()
             generated += len(batch)
-            done = min(start + _DRIVER_BATCH, len(data))
-            self._maybe_report_within(manifest, done, len(data), "states", generated=generated,
-                                      distinct=next_level.approximate_size, queue=len(data) - done)
+            done = min(start + _DRIVER_BATCH, len(fps))
+            self._maybe_report_within(manifest, done, len(fps), "states", generated=generated,
+                                      distinct=next_level.approximate_size, queue=len(fps) - done)
         clock.lap("expand (driver)")
         generated_by_action = names.counts(np.concatenate(generated_codes)) if generated_codes else {}
         new_fps = np.zeros(0, fingerprint_dtype(bits))
@@ -626,7 +633,11 @@ class _Search:
         truncated = False
         if generate:
             new = next_level.finish()
-            _write_level_file(level_dir(self.run_dir, depth + 1), new_states_table(new, names, bits))
+            del next_level  # its rows hold the level's bytes too
+            table = new_states_table(new, names, bits)
+            new = attrs.evolve(new, data=[])  # the bytes are the table's now, and freed before it is written
+            _write_level_file(level_dir(self.run_dir, depth + 1), table)
+            del table
             clock.lap("write (driver)")
             new_fps, truncated = new.fps, new.truncated
             if new.states is not None:

@@ -3,6 +3,9 @@ docstring): the rule alone, on the driver's measured rate, without a session."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -14,6 +17,7 @@ from explorer.bfs import BfsOptions, run_bfs
 from explorer.contract import ModelFactory
 from kmc.compose import factory_for, resolve_scenario
 from model.zk.kafka_model import KafkaControllerModel
+from spark_explore import bfs as spark_bfs
 from spark_explore.bfs import FIRST_JOB_FACTOR, SparkBfsOptions, _Search, run_spark_bfs
 
 
@@ -67,3 +71,42 @@ def test_the_driver_hands_each_level_it_keeps_to_the_model_to_retain(tmp_path: P
     assert (on_driver.stats.distinct, on_driver.stats.generated) == (local.stats.distinct, local.stats.generated)
     assert [(d.property, d.path, d.action_indices) for d in on_driver.discoveries] == \
         [(d.property, d.path, d.action_indices) for d in local.discoveries]
+
+
+def test_the_driver_reads_a_levels_bytes_only_for_the_states_it_does_not_hold(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The level a driver level made is expanded from the states it kept, without its bytes read back (the
+    initial level, written before any is kept, and a model that keeps no states, such as the toy, are decoded
+    from their bytes)."""
+    read: list[tuple[int, tuple[str, ...]]] = []
+    level_table = spark_bfs.level_table
+
+    def recording(run_dir: Path, depth: int, columns: Sequence[str]) -> Any:
+        read.append((depth, tuple(columns)))
+        return level_table(run_dir, depth, columns)
+
+    monkeypatch.setattr(spark_bfs, "level_table", recording)
+    kafka = run_spark_bfs(factory_for(resolve_scenario("kafka-3083")),
+                          SparkBfsOptions(tmp_path / "kafka", driver_seconds=1e9, keep_going=True))
+    expanded = len(kafka.stats.levels)
+    assert expanded > 5
+    assert [depth for depth, columns in read if "data" in columns] == [0]
+    assert sorted({depth for depth, _ in read}) == list(range(expanded))
+    read.clear()
+    toy = run_spark_bfs(ModelFactory(KafkaControllerToy, CONFIGS["MC"]),
+                        SparkBfsOptions(tmp_path / "toy", driver_seconds=1e9))
+    assert toy.stats.distinct == 168_927
+    assert [depth for depth, columns in read if "data" in columns] == list(range(len(toy.stats.levels)))
+
+
+@pytest.mark.parametrize(("asked", "backend"), [(None, "system"), ("mimalloc", "mimalloc")])
+def test_the_engine_has_arrow_allocate_with_malloc_unless_told_otherwise(asked: str | None, backend: str) -> None:
+    """Importing the Spark engine before pyarrow gives Arrow the C library's allocator (``spark_explore``'s
+    package docstring: the driver's memory goes back to the system between levels); a pool named in
+    ``ARROW_DEFAULT_MEMORY_POOL`` is kept."""
+    env = {name: value for name, value in os.environ.items() if name != "ARROW_DEFAULT_MEMORY_POOL"}
+    if asked is not None:
+        env["ARROW_DEFAULT_MEMORY_POOL"] = asked
+    probe = "import spark_explore.bfs, pyarrow; print(pyarrow.default_memory_pool().backend_name)"
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [backend]
