@@ -585,14 +585,23 @@ class _Search:
         clock = _PhaseClock()
         model = self.model
         bits = self.bits
-        fps = column_fingerprints(level_table(self.run_dir, depth, fp_columns(bits)), fp_columns(bits), bits)
         decode, keep = model.decode, getattr(model, "intern_state", None)
         held, self.held = self.held, None
-        states = (held[2] if held is not None and held[0] == depth and len(held[1]) == len(fps)
-                  and bool(np.all(held[1] == fps)) else None)
-        # The level's bytes are read only when some of its states are not held: those are decoded.
-        data = (None if states is not None and all(state is not None for state in states) else
-                level_table(self.run_dir, depth, ("data",)).column("data").to_pylist())
+
+        def held_states(fps: np.ndarray) -> list[Any] | None:
+            return (held[2] if held is not None and held[0] == depth and len(held[1]) == len(fps)
+                    and bool(np.all(held[1] == fps)) else None)
+
+        fps = column_fingerprints(level_table(self.run_dir, depth, fp_columns(bits)), fp_columns(bits), bits)
+        states = held_states(fps)
+        data: list[bytes] | None = None
+        if states is None or not all(state is not None for state in states):
+            # the bytes are read for the states not held (decoded), with the fingerprints of their rows
+            frontier = level_table(self.run_dir, depth, frontier_columns(bits))
+            fps = column_fingerprints(frontier, fp_columns(bits), bits)
+            states = held_states(fps)
+            data = frontier.column("data").to_pylist()
+            del frontier
         names = ActionNames()
         next_level = NextLevel(self.fingerprints, room, keep=keep, keep_states=KEEP_STATES)
         candidates: list[Candidate] = []
