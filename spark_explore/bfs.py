@@ -592,16 +592,20 @@ class _Search:
             return (held[2] if held is not None and held[0] == depth and len(held[1]) == len(fps)
                     and bool(np.all(held[1] == fps)) else None)
 
-        fps = column_fingerprints(level_table(self.run_dir, depth, fp_columns(bits)), fp_columns(bits), bits)
+        # A level whose states are held is read without its bytes; the bytes are read, with the fingerprints of their
+        # rows, for the states not held (decoded).
+        columns = fp_columns(bits) if held is not None and held[0] == depth else frontier_columns(bits)
+        frontier = level_table(self.run_dir, depth, columns)
+        fps = column_fingerprints(frontier, fp_columns(bits), bits)
         states = held_states(fps)
         data: list[bytes] | None = None
         if states is None or not all(state is not None for state in states):
-            # the bytes are read for the states not held (decoded), with the fingerprints of their rows
-            frontier = level_table(self.run_dir, depth, frontier_columns(bits))
-            fps = column_fingerprints(frontier, fp_columns(bits), bits)
-            states = held_states(fps)
+            if "data" not in columns:
+                frontier = level_table(self.run_dir, depth, frontier_columns(bits))
+                fps = column_fingerprints(frontier, fp_columns(bits), bits)
+                states = held_states(fps)
             data = frontier.column("data").to_pylist()
-            del frontier
+        del frontier
         names = ActionNames()
         next_level = NextLevel(self.fingerprints, room, keep=keep, keep_states=KEEP_STATES)
         candidates: list[Candidate] = []
