@@ -1,0 +1,312 @@
+"""A hash-consed Kafka state, emulated on a search's own transitions: what a memo hit would cost if a state were a
+tuple of part numbers and its fingerprint a digest of its parts' digests, beside what it costs now.
+
+The local search spends most of its time on transitions whose step a transition memo already knows
+(:mod:`model.zk.transition_memo`): the hit builds the successor as objects (a new brokers table, channels table and,
+when the step queued events, a new controller), the codec writes the successor's bytes (copying the bytes of the
+parts it knows) and BLAKE2b hashes them. This trial sizes a different shape of the same state before anyone builds
+it. It runs the scenario's breadth-first search through its first ``--transitions`` transitions with the model as
+it is, the states kept as the search keeps them (:meth:`~model.zk.kafka_model.KafkaControllerModel.intern_state`),
+and records each (state, action, successor); it compares the transitions whose step, taken again, is a memo's hit
+(about 99 %). It numbers every part (ZooKeeper, a controller, a broker, a request, the budget, the history; by its
+bytes, as the codec knows it) and every table (the brokers, a channel's queue, the channels; by the numbers of its
+elements), each number with a 16-byte digest, and writes each transition as what a stored effect would carry in
+that shape: the parts it replaces by number, the brokers it replaces by position and the queues it replaces by
+broker. The emulated hit, timed over every transition in the order found:
+
+1. one look-up of an effect by a key of eight ints (the action and part numbers; the memo's key now holds the same
+   identities packed in bytes);
+2. the successor's brokers table, channels table and controller, each found from (the table or controller the
+   state holds, the effect's change) in a dictionary filled as the run goes; on a miss, the table made, its
+   digest computed from its elements' digests and its number looked up, or the controller made
+   (``ControllerState`` built field by field), written by the codec and digested;
+3. the successor as a tuple of eight numbers, its 8-byte fingerprint BLAKE2b over its parts' digests, and a set
+   look-up for it.
+
+Every emulated successor must be the real successor's numbers (else exit 1), and both paths must find the same
+count of distinct successors. The path as it is, timed over the same transitions: ``next_state`` (a memo's hit),
+``encode`` and BLAKE2b. CPU seconds, ``--rounds`` rounds alternating, medians printed.
+
+    python bench/hashcons_trial.py [--scenario default] [--transitions 200000] [--rounds 3]
+
+What the trial leaves out, on both sides: the steps taken in full (the memos' misses), the properties, the enabled
+actions and the engine's bookkeeping. A hash-consed model would still need the parts as objects for those, and its
+stored bytes (Parquet, resume) would be written for new states only. Figures and what they project:
+docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import hashlib
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from kmc import compose  # noqa: E402
+from model.zk.state import codec as codec_module  # noqa: E402
+from model.zk.state.step import Step  # noqa: E402
+from model.zk.state.values import ControllerState  # noqa: E402
+
+#: The fingerprint's width, as the search's default.
+FINGERPRINT_BYTES = 8
+
+
+class Numbers:
+    """Parts and tables numbered by content, each with its 16-byte digest (number 0: no part)."""
+
+    def __init__(self, codec: Any):
+        self.codec = codec
+        self.by_key: dict[Any, int] = {}
+        self.digests: list[bytes] = [bytes(16)]
+        self.contents: list[Any] = [None]
+        self._by_id: dict[int, int] = {}
+        self._held: list[Any] = []  # the parts numbered by identity, kept alive
+
+    def _number(self, key: Any, content: Any, digest: Callable[[], bytes]) -> int:
+        n = self.by_key.get(key)
+        if n is None:
+            n = self.by_key[key] = len(self.digests)
+            self.digests.append(digest())
+            self.contents.append(content)
+        return n
+
+    def part(self, part: Any) -> int:
+        n = self._by_id.get(id(part))
+        if n is None:
+            data = self.written(part)
+            n = self._number((type(part).__name__, data), part,
+                             lambda: hashlib.blake2b(data, digest_size=16).digest())
+            self._by_id[id(part)] = n
+            self._held.append(part)
+        return n
+
+    def written(self, part: Any) -> bytes:
+        _kind, write, _read = codec_module._PART_CODE[type(part)]
+        data: bytes = self.codec._written(write, part)
+        return data
+
+    def table(self, elements: tuple[Any, ...]) -> int:
+        return self._number(("table", elements), elements, lambda: self.table_digest(elements))
+
+    def table_digest(self, elements: tuple[Any, ...]) -> bytes:
+        digests = self.digests
+        flat = b"".join(digests[e] if type(e) is int else e[0].to_bytes(4, "little") + digests[e[1]]
+                        for e in elements)
+        return hashlib.blake2b(flat, digest_size=16).digest()
+
+    def state(self, s: Any) -> tuple[int, ...]:
+        part, table = self.part, self.table
+        return (part(s.zk), part(s.controller), table(tuple(part(b) for b in s.brokers)),
+                table(tuple((b, table(tuple(part(r) for r in q))) for b, q in s.channels)),
+                part(s.budget), part(s.history), 0 if s.zombie is None else part(s.zombie),
+                self._number(("standby", s.standby_reassignments), None,
+                             lambda: hashlib.blake2b(repr(s.standby_reassignments).encode(),
+                                                     digest_size=16).digest()))
+
+
+def record(scenario: str, transitions: int) -> tuple[Any, list[tuple[Any, Any, Any]]]:
+    """The model and the first ``transitions`` transitions of its breadth-first search, levels in order."""
+    model: Any = compose.factory_for(compose.resolve_scenario(scenario))()
+    first = model.intern_state(model.init_states()[0])
+    seen = {model.encode(first)}
+    level = [first]
+    found: list[tuple[Any, Any, Any]] = []
+    while level and len(found) < transitions:
+        following = []
+        for state in level:
+            for action in model.actions(state):
+                child = model.next_state(state, action)
+                if child is None:
+                    continue
+                found.append((state, action, child))
+                data = model.encode(child)
+                if data not in seen:
+                    seen.add(data)
+                    following.append(model.intern_state(child))
+        level = following
+    return model, found[:transitions]
+
+
+def hits(model: Any, found: list[tuple[Any, Any, Any]]) -> list[tuple[Any, Any, Any]]:
+    """The transitions whose step, taken again with the memos as the recording left them, is a memo's hit: no step
+    taken in full (``Step.freeze`` not called; about 1 % are, kinds the memos leave out and steps they do not
+    memoise)."""
+    taken = [0]
+    freeze = Step.freeze
+
+    def counted(step: Step) -> Any:
+        taken[0] += 1
+        return freeze(step)
+
+    kept = []
+    Step.freeze = counted  # type: ignore[method-assign,assignment]
+    try:
+        for transition in found:
+            taken[0] = 0
+            model.next_state(transition[0], transition[1])
+            if not taken[0]:
+                kept.append(transition)
+    finally:
+        Step.freeze = freeze  # type: ignore[method-assign]
+    return kept
+
+
+def effects(numbers: Numbers, found: list[tuple[Any, Any, Any]]) -> list[tuple[Any, ...]]:
+    """Per transition: (key, the state's numbers, the successor's numbers, the brokers replaced by position, the
+    queues replaced by broker, the successor's controller)."""
+    rows = []
+    contents = numbers.contents
+    actions: dict[Any, int] = {}
+    for state, action, child in found:
+        before, after = numbers.state(state), numbers.state(child)
+        brokers: tuple[Any, ...] | None
+        if before[2] == after[2]:
+            brokers = None
+        elif len(contents[before[2]]) == len(contents[after[2]]):
+            brokers = tuple((i, y) for i, (x, y) in enumerate(zip(contents[before[2]], contents[after[2]], strict=True))
+                            if x != y)
+        else:
+            brokers = ("all", after[2])
+        queues_before, queues_after = dict(contents[before[3]]), dict(contents[after[3]])
+        queues = None if before[3] == after[3] else tuple(sorted(
+            (b, queues_after.get(b, 0)) for b in queues_before.keys() | queues_after.keys()
+            if queues_before.get(b, 0) != queues_after.get(b, 0)))
+        code = actions.setdefault(action, len(actions))
+        key = (code, before[0], before[1], before[4], before[5], before[6], before[7], len(contents[before[3]]))
+        rows.append((key, before, after, brokers, queues, child.controller))
+    return rows
+
+
+def emulate(numbers: Numbers, rows: list[tuple[Any, ...]]) -> tuple[float, int, tuple[int, int, int], int]:
+    """The hash-consed hit over every row: CPU seconds, distinct successors, misses (brokers, channels, controller:
+    made, not found) and the successors that differ from the real ones' numbers."""
+    stored = {row[0]: row for row in rows}
+    brokers_after: dict[Any, int] = {}
+    channels_after: dict[Any, int] = {}
+    controllers_after: dict[tuple[int, int], int] = {}
+    digests, contents = numbers.digests, numbers.contents
+    table, table_digest, written = numbers.table, numbers.table_digest, numbers.written
+    fields = [a.name for a in ControllerState.__attrs_attrs__]
+    seen: set[bytes] = set()
+    misses = [0, 0, 0]
+    wrong = 0
+    gc.collect()
+    started = time.process_time()
+    for key, before, after, brokers, queues, controller in rows:
+        stored.get(key)
+        held_brokers = before[2]
+        if brokers is not None:
+            change = (held_brokers, brokers)
+            made = brokers_after.get(change)
+            if made is None:
+                misses[0] += 1
+                if brokers[0] == "all":
+                    made = brokers[1]
+                else:
+                    elements = list(contents[held_brokers])
+                    for i, b in brokers:
+                        elements[i] = b
+                    new = tuple(elements)
+                    table_digest(new)
+                    made = table(new)
+                brokers_after[change] = made
+            held_brokers = made
+        channels = before[3]
+        if queues is not None:
+            change = (channels, queues)
+            made = channels_after.get(change)
+            if made is None:
+                misses[1] += 1
+                by_broker = dict(contents[channels])
+                for b, q in queues:
+                    if q:
+                        by_broker[b] = q
+                    else:
+                        del by_broker[b]
+                new = tuple(sorted(by_broker.items()))
+                table_digest(new)
+                made = table(new)
+                channels_after[change] = made
+            channels = made
+        held = before[1]
+        if after[1] != held:
+            change2 = (held, after[1])  # (the controller held, the effect): the controller it makes
+            made = controllers_after.get(change2)
+            if made is None:
+                misses[2] += 1
+                rebuilt = ControllerState(*[getattr(controller, f) for f in fields])
+                hashlib.blake2b(written(rebuilt), digest_size=16).digest()
+                made = after[1]
+                controllers_after[change2] = made
+            held = made
+        successor = (after[0], held, held_brokers, channels, after[4], after[5], after[6], after[7])
+        fingerprint = hashlib.blake2b(b"".join([digests[n] for n in successor]),
+                                      digest_size=FINGERPRINT_BYTES).digest()
+        if fingerprint not in seen:
+            seen.add(fingerprint)
+        if successor != after:
+            wrong += 1
+    seconds = time.process_time() - started
+    return seconds, len(seen), (misses[0], misses[1], misses[2]), wrong
+
+
+def current(model: Any, found: list[tuple[Any, Any, Any]]) -> tuple[float, int]:
+    """``next_state``, ``encode`` and BLAKE2b over the same transitions: CPU seconds, distinct successors."""
+    new_hasher = hashlib.blake2b(digest_size=FINGERPRINT_BYTES).copy
+    step, encode = model.next_state, model.encode
+    seen: set[bytes] = set()
+    gc.collect()
+    started = time.process_time()
+    for state, action, _child in found:
+        hasher = new_hasher()
+        hasher.update(encode(step(state, action)))
+        seen.add(hasher.digest())
+    return time.process_time() - started, len(seen)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scenario", default="default", help="a scenario name or file (default: default)")
+    parser.add_argument("--transitions", type=int, default=200_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args(argv)
+    if args.transitions < 1 or args.rounds < 1:
+        parser.error("--transitions and --rounds take a positive number")
+    model, recorded = record(args.scenario, args.transitions)
+    found = hits(model, recorded)
+    numbers = Numbers(model.codec)
+    rows = effects(numbers, found)
+    print(f"{args.scenario}: {len(recorded):,} transitions recorded, {len(found):,} of them memo hits (compared), "
+          f"{len(numbers.digests) - 1:,} parts and tables numbered")
+    now, emulated = [], []
+    for _ in range(args.rounds):
+        seconds, distinct_now = current(model, found)
+        now.append(seconds)
+        seconds, distinct, misses, wrong = emulate(numbers, rows)
+        emulated.append(seconds)
+        if wrong or distinct != distinct_now:
+            print(f"the emulation is wrong: {wrong} successors differ, {distinct} distinct against {distinct_now}")
+            return 1
+    changed = [sum(1 for row in rows if row[3] is not None), sum(1 for row in rows if row[4] is not None),
+               sum(1 for row in rows if row[1][1] != row[2][1])]
+    a, b = statistics.median(now), statistics.median(emulated)
+    per = 1e6 / len(found)
+    print(f"as it is: {a:.2f} s CPU, {a * per:.2f} us a transition (rounds: {', '.join(f'{t:.2f}' for t in now)})")
+    print(f"hash-consed, emulated: {b:.2f} s CPU, {b * per:.2f} us a transition (rounds: "
+          f"{', '.join(f'{t:.2f}' for t in emulated)})")
+    print(f"made on a miss / changed by a transition: brokers tables {misses[0]:,} / {changed[0]:,}, channels tables "
+          f"{misses[1]:,} / {changed[1]:,}, controllers {misses[2]:,} / {changed[2]:,}")
+    print(f"distinct successors: {distinct_now:,} on both; ratio {a / b:.1f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
