@@ -1,5 +1,5 @@
 """A hash-consed Kafka state, emulated on a search's own transitions: what a memo hit would cost if a state were a
-tuple of part numbers and its fingerprint a digest of its parts' digests, beside what it costs now.
+tuple of part numbers, beside what it costs now.
 
 The local search spends most of its time on transitions whose step a transition memo already knows
 (:mod:`model.zk.transition_memo`): the hit builds the successor as objects (a new brokers table, channels table and,
@@ -10,28 +10,31 @@ it is, the states kept as the search keeps them (:meth:`~model.zk.kafka_model.Ka
 and records each (state, action, successor); it compares the transitions whose step, taken again, is a memo's hit
 (about 99 %). It numbers every part (ZooKeeper, a controller, a broker, a request, the budget, the history; by its
 bytes, as the codec knows it) and every table (the brokers, a channel's queue, the channels; by the numbers of its
-elements), each number with a 16-byte digest, and writes each transition as what a stored effect would carry in
+elements), each number with its piece (the bytes it gives a state's encoding: a part's own, a table's length and
+its elements' pieces) and a 16-byte digest, and writes each transition as what a stored effect would carry in
 that shape: the parts it replaces by number, the brokers it replaces by position and the queues it replaces by
 broker. The emulated hit, timed over every transition in the order found:
 
 1. one look-up of an effect by a key of eight ints (the action and part numbers; the memo's key now holds the same
    identities packed in bytes);
 2. the successor's brokers table, channels table and controller, each found from (the table or controller the
-   state holds, the effect's change) in a dictionary filled as the run goes; on a miss, the table made, its
-   digest computed from its elements' digests and its number looked up, or the controller made
-   (``ControllerState`` built field by field), written by the codec and digested;
-3. the successor as a tuple of eight numbers, its 8-byte fingerprint BLAKE2b over its parts' digests, and a set
-   look-up for it.
+   state holds, the effect's change) in a dictionary filled as the run goes; on a miss, the table made, its piece
+   joined (or digest computed) from its elements' and its number looked up, or the controller made
+   (``ControllerState`` built field by field) and written by the codec (and digested);
+3. the successor as a tuple of eight numbers, its 8-byte fingerprint and a set look-up for it. Two fingerprints:
+   the search's own, BLAKE2b over the state's encoding joined from its eight pieces (every fingerprint as it is),
+   and BLAKE2b over its eight digests (every fingerprint another).
 
-Every emulated successor must be the real successor's numbers (else exit 1), and both paths must find the same
-count of distinct successors. The path as it is, timed over the same transitions: ``next_state`` (a memo's hit),
-``encode`` and BLAKE2b. CPU seconds, ``--rounds`` rounds alternating, medians printed.
+Every emulated successor must be the real successor's numbers, every fingerprint joined from the pieces the one
+the search gives the successor, and every path must find the same count of distinct successors (else exit 1).
+The path as it is, timed over the same transitions: ``next_state`` (a memo's hit), ``encode`` and BLAKE2b. CPU
+seconds, ``--rounds`` rounds, the three paths alternating, medians printed.
 
     python bench/hashcons_trial.py [--scenario default] [--transitions 200000] [--rounds 3]
 
 What the trial leaves out, on both sides: the steps taken in full (the memos' misses), the properties, the enabled
-actions and the engine's bookkeeping. A hash-consed model would still need the parts as objects for those, and its
-stored bytes (Parquet, resume) would be written for new states only. Figures and what they project:
+actions and the engine's bookkeeping. A hash-consed model would still need the parts as objects for those, and the
+bytes it stores (Parquet, resume) would be joined for new states only. Figures and what they project:
 docs/performance.md.
 """
 
@@ -41,6 +44,7 @@ import argparse
 import gc
 import hashlib
 import statistics
+import struct
 import sys
 import time
 from collections.abc import Callable
@@ -59,22 +63,31 @@ from model.zk.state.values import ControllerState  # noqa: E402
 FINGERPRINT_BYTES = 8
 
 
+def _ints(*values: int) -> bytes:
+    """Ints as the codec writes them between parts (native 4-byte ints)."""
+    return struct.pack(f"{len(values)}i", *values)
+
+
 class Numbers:
-    """Parts and tables numbered by content, each with its 16-byte digest (number 0: no part)."""
+    """Parts and tables numbered by content, each with its 16-byte digest and its piece: the bytes it gives a state's
+    encoding where the state holds it (number 0: no zombie)."""
 
     def __init__(self, codec: Any):
         self.codec = codec
         self.by_key: dict[Any, int] = {}
         self.digests: list[bytes] = [bytes(16)]
+        self.pieces: list[bytes] = [_ints(0)]
         self.contents: list[Any] = [None]
         self._by_id: dict[int, int] = {}
         self._held: list[Any] = []  # the parts numbered by identity, kept alive
 
-    def _number(self, key: Any, content: Any, digest: Callable[[], bytes]) -> int:
+    def _number(self, key: Any, content: Any, piece: Callable[[], bytes]) -> int:
         n = self.by_key.get(key)
         if n is None:
             n = self.by_key[key] = len(self.digests)
-            self.digests.append(digest())
+            data = piece()
+            self.pieces.append(data)
+            self.digests.append(hashlib.blake2b(data, digest_size=16).digest())
             self.contents.append(content)
         return n
 
@@ -82,8 +95,7 @@ class Numbers:
         n = self._by_id.get(id(part))
         if n is None:
             data = self.written(part)
-            n = self._number((type(part).__name__, data), part,
-                             lambda: hashlib.blake2b(data, digest_size=16).digest())
+            n = self._number((type(part).__name__, data), part, lambda: data)
             self._by_id[id(part)] = n
             self._held.append(part)
         return n
@@ -94,22 +106,32 @@ class Numbers:
         return data
 
     def table(self, elements: tuple[Any, ...]) -> int:
-        return self._number(("table", elements), elements, lambda: self.table_digest(elements))
+        return self._number(("table", elements), elements, lambda: self.table_piece(elements))
+
+    def table_piece(self, elements: tuple[Any, ...]) -> bytes:
+        """A table's bytes from its elements' pieces: its length, then each element (a channel: its broker and its
+        queue's piece), as the codec's table writers give them."""
+        pieces = self.pieces
+        return _ints(len(elements)) + b"".join(pieces[e] if type(e) is int else _ints(e[0]) + pieces[e[1]]
+                                               for e in elements)
 
     def table_digest(self, elements: tuple[Any, ...]) -> bytes:
+        """A table's digest from its elements' digests."""
         digests = self.digests
-        flat = b"".join(digests[e] if type(e) is int else e[0].to_bytes(4, "little") + digests[e[1]]
-                        for e in elements)
-        return hashlib.blake2b(flat, digest_size=16).digest()
+        return hashlib.blake2b(b"".join(digests[e] if type(e) is int else _ints(e[0]) + digests[e[1]]
+                                        for e in elements), digest_size=16).digest()
 
     def state(self, s: Any) -> tuple[int, ...]:
         part, table = self.part, self.table
+        zombie = 0 if s.zombie is None else part(s.zombie)
+        standby = s.standby_reassignments
+        topic = self.codec.topic_index
         return (part(s.zk), part(s.controller), table(tuple(part(b) for b in s.brokers)),
                 table(tuple((b, table(tuple(part(r) for r in q))) for b, q in s.channels)),
-                part(s.budget), part(s.history), 0 if s.zombie is None else part(s.zombie),
-                self._number(("standby", s.standby_reassignments), None,
-                             lambda: hashlib.blake2b(repr(s.standby_reassignments).encode(),
-                                                     digest_size=16).digest()))
+                part(s.budget), part(s.history),
+                zombie and self._number(("zombie", zombie), None, lambda: _ints(1) + self.pieces[zombie]),
+                self._number(("standby", standby), None, lambda: _ints(len(standby)) + b"".join(
+                    _ints(topic[t], p, len(replicas), *replicas) for (t, p), replicas in standby)))
 
 
 def record(scenario: str, transitions: int) -> tuple[Any, list[tuple[Any, Any, Any]]]:
@@ -159,9 +181,9 @@ def hits(model: Any, found: list[tuple[Any, Any, Any]]) -> list[tuple[Any, Any, 
     return kept
 
 
-def effects(numbers: Numbers, found: list[tuple[Any, Any, Any]]) -> list[tuple[Any, ...]]:
+def effects(model: Any, numbers: Numbers, found: list[tuple[Any, Any, Any]]) -> list[tuple[Any, ...]]:
     """Per transition: (key, the state's numbers, the successor's numbers, the brokers replaced by position, the
-    queues replaced by broker, the successor's controller)."""
+    queues replaced by broker, the successor's controller, the successor's fingerprint as the search makes it)."""
     rows = []
     contents = numbers.contents
     actions: dict[Any, int] = {}
@@ -181,26 +203,34 @@ def effects(numbers: Numbers, found: list[tuple[Any, Any, Any]]) -> list[tuple[A
             if queues_before.get(b, 0) != queues_after.get(b, 0)))
         code = actions.setdefault(action, len(actions))
         key = (code, before[0], before[1], before[4], before[5], before[6], before[7], len(contents[before[3]]))
-        rows.append((key, before, after, brokers, queues, child.controller))
+        fingerprint = hashlib.blake2b(model.encode(child), digest_size=FINGERPRINT_BYTES).digest()
+        rows.append((key, before, after, brokers, queues, child.controller, fingerprint))
     return rows
 
 
-def emulate(numbers: Numbers, rows: list[tuple[Any, ...]]) -> tuple[float, int, tuple[int, int, int], int]:
+def emulate(numbers: Numbers, rows: list[tuple[Any, ...]], fingerprints: str = "bytes"
+            ) -> tuple[float, int, tuple[int, int, int], int]:
     """The hash-consed hit over every row: CPU seconds, distinct successors, misses (brokers, channels, controller:
-    made, not found) and the successors that differ from the real ones' numbers."""
+    made, not found) and the successors that differ from the real ones' numbers or, ``fingerprints`` "bytes" (the
+    search's own: BLAKE2b over the state's encoding, joined from its parts' and tables' pieces), fingerprints.
+    "digests": BLAKE2b over the parts' digests, a table's digest made from its elements' (every fingerprint
+    another)."""
+    by_bytes = fingerprints == "bytes"
     stored = {row[0]: row for row in rows}
     brokers_after: dict[Any, int] = {}
     channels_after: dict[Any, int] = {}
     controllers_after: dict[tuple[int, int], int] = {}
-    digests, contents = numbers.digests, numbers.contents
-    table, table_digest, written = numbers.table, numbers.table_digest, numbers.written
+    contents = numbers.contents
+    digests = numbers.pieces if by_bytes else numbers.digests
+    table, written = numbers.table, numbers.written
+    table_digest = numbers.table_piece if by_bytes else numbers.table_digest
     fields = [a.name for a in ControllerState.__attrs_attrs__]
     seen: set[bytes] = set()
     misses = [0, 0, 0]
     wrong = 0
     gc.collect()
     started = time.process_time()
-    for key, before, after, brokers, queues, controller in rows:
+    for key, before, after, brokers, queues, controller, real in rows:
         stored.get(key)
         held_brokers = before[2]
         if brokers is not None:
@@ -242,8 +272,9 @@ def emulate(numbers: Numbers, rows: list[tuple[Any, ...]]) -> tuple[float, int, 
             made = controllers_after.get(change2)
             if made is None:
                 misses[2] += 1
-                rebuilt = ControllerState(*[getattr(controller, f) for f in fields])
-                hashlib.blake2b(written(rebuilt), digest_size=16).digest()
+                data = written(ControllerState(*[getattr(controller, f) for f in fields]))
+                if not by_bytes:
+                    hashlib.blake2b(data, digest_size=16).digest()
                 made = after[1]
                 controllers_after[change2] = made
             held = made
@@ -252,7 +283,7 @@ def emulate(numbers: Numbers, rows: list[tuple[Any, ...]]) -> tuple[float, int, 
                                       digest_size=FINGERPRINT_BYTES).digest()
         if fingerprint not in seen:
             seen.add(fingerprint)
-        if successor != after:
+        if successor != after or (by_bytes and fingerprint != real):
             wrong += 1
     seconds = time.process_time() - started
     return seconds, len(seen), (misses[0], misses[1], misses[2]), wrong
@@ -283,30 +314,33 @@ def main(argv: list[str] | None = None) -> int:
     model, recorded = record(args.scenario, args.transitions)
     found = hits(model, recorded)
     numbers = Numbers(model.codec)
-    rows = effects(numbers, found)
+    rows = effects(model, numbers, found)
     print(f"{args.scenario}: {len(recorded):,} transitions recorded, {len(found):,} of them memo hits (compared), "
           f"{len(numbers.digests) - 1:,} parts and tables numbered")
-    now, emulated = [], []
+    seconds: dict[str, list[float]] = {"as it is": [], "bytes": [], "digests": []}
     for _ in range(args.rounds):
-        seconds, distinct_now = current(model, found)
-        now.append(seconds)
-        seconds, distinct, misses, wrong = emulate(numbers, rows)
-        emulated.append(seconds)
-        if wrong or distinct != distinct_now:
-            print(f"the emulation is wrong: {wrong} successors differ, {distinct} distinct against {distinct_now}")
-            return 1
+        cpu, distinct_now = current(model, found)
+        seconds["as it is"].append(cpu)
+        for fingerprints in ("bytes", "digests"):
+            cpu, distinct, misses, wrong = emulate(numbers, rows, fingerprints)
+            seconds[fingerprints].append(cpu)
+            if wrong or distinct != distinct_now:
+                print(f"the emulation ({fingerprints}) is wrong: {wrong} successors or fingerprints differ, "
+                      f"{distinct} distinct against {distinct_now}")
+                return 1
+    per = 1e6 / len(found)
+    medians = {name: statistics.median(values) for name, values in seconds.items()}
+    for name, label in (("as it is", "as it is"),
+                        ("bytes", "hash-consed, the search's fingerprints (BLAKE2b over the joined pieces)"),
+                        ("digests", "hash-consed, fingerprints over the parts' digests")):
+        print(f"{label}: {medians[name]:.2f} s CPU, {medians[name] * per:.2f} us a transition, "
+              f"{medians['as it is'] / medians[name]:.1f}x (rounds: {', '.join(f'{t:.2f}' for t in seconds[name])})")
     changed = [sum(1 for row in rows if row[3] is not None), sum(1 for row in rows if row[4] is not None),
                sum(1 for row in rows if row[1][1] != row[2][1])]
-    a, b = statistics.median(now), statistics.median(emulated)
-    per = 1e6 / len(found)
-    print(f"as it is: {a:.2f} s CPU, {a * per:.2f} us a transition (rounds: {', '.join(f'{t:.2f}' for t in now)})")
-    print(f"hash-consed, emulated: {b:.2f} s CPU, {b * per:.2f} us a transition (rounds: "
-          f"{', '.join(f'{t:.2f}' for t in emulated)})")
     print(f"made on a miss / changed by a transition: brokers tables {misses[0]:,} / {changed[0]:,}, channels tables "
           f"{misses[1]:,} / {changed[1]:,}, controllers {misses[2]:,} / {changed[2]:,}")
-    print(f"distinct successors: {distinct_now:,} on both; ratio {a / b:.1f}x")
+    print(f"distinct successors: {distinct_now:,} on every path")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
