@@ -23,7 +23,7 @@ broker. The emulated hit, timed over every transition in the order found:
    (``ControllerState`` built field by field) and written by the codec (and digested);
 3. the successor as a tuple of eight numbers, its 8-byte fingerprint and a set look-up for it. Two fingerprints:
    the search's own, BLAKE2b over the state's encoding joined from its eight pieces (every fingerprint as it is),
-   and BLAKE2b over its eight digests (every fingerprint another).
+   and BLAKE2b over its eight digests (every fingerprint changed).
 
 Every emulated successor must be the real successor's numbers, every fingerprint joined from the pieces the one
 the search gives the successor, and every path must find the same count of distinct successors (else exit 1).
@@ -214,16 +214,16 @@ def emulate(numbers: Numbers, rows: list[tuple[Any, ...]], fingerprints: str = "
     made, not found) and the successors that differ from the real ones' numbers or, ``fingerprints`` "bytes" (the
     search's own: BLAKE2b over the state's encoding, joined from its parts' and tables' pieces), fingerprints.
     "digests": BLAKE2b over the parts' digests, a table's digest made from its elements' (every fingerprint
-    another)."""
+    changed)."""
     by_bytes = fingerprints == "bytes"
     stored = {row[0]: row for row in rows}
     brokers_after: dict[Any, int] = {}
     channels_after: dict[Any, int] = {}
     controllers_after: dict[tuple[int, int], int] = {}
     contents = numbers.contents
-    digests = numbers.pieces if by_bytes else numbers.digests
+    hashed = numbers.pieces if by_bytes else numbers.digests  # what the fingerprint hashes, by number
     table, written = numbers.table, numbers.written
-    table_digest = numbers.table_piece if by_bytes else numbers.table_digest
+    table_hashed = numbers.table_piece if by_bytes else numbers.table_digest  # the same, made for a new table
     fields = [a.name for a in ControllerState.__attrs_attrs__]
     seen: set[bytes] = set()
     misses = [0, 0, 0]
@@ -245,7 +245,7 @@ def emulate(numbers: Numbers, rows: list[tuple[Any, ...]], fingerprints: str = "
                     for i, b in brokers:
                         elements[i] = b
                     new = tuple(elements)
-                    table_digest(new)
+                    table_hashed(new)
                     made = table(new)
                 brokers_after[change] = made
             held_brokers = made
@@ -262,7 +262,7 @@ def emulate(numbers: Numbers, rows: list[tuple[Any, ...]], fingerprints: str = "
                     else:
                         del by_broker[b]
                 new = tuple(sorted(by_broker.items()))
-                table_digest(new)
+                table_hashed(new)
                 made = table(new)
                 channels_after[change] = made
             channels = made
@@ -279,7 +279,7 @@ def emulate(numbers: Numbers, rows: list[tuple[Any, ...]], fingerprints: str = "
                 controllers_after[change2] = made
             held = made
         successor = (after[0], held, held_brokers, channels, after[4], after[5], after[6], after[7])
-        fingerprint = hashlib.blake2b(b"".join([digests[n] for n in successor]),
+        fingerprint = hashlib.blake2b(b"".join([hashed[n] for n in successor]),
                                       digest_size=FINGERPRINT_BYTES).digest()
         if fingerprint not in seen:
             seen.add(fingerprint)
