@@ -592,9 +592,10 @@ class _Search:
             return (held[2] if held is not None and held[0] == depth and len(held[1]) == len(fps)
                     and bool(np.all(held[1] == fps)) else None)
 
-        # A level whose states are held is read without its bytes; the bytes are read, with the fingerprints of their
-        # rows, for the states not held (decoded).
-        columns = fp_columns(bits) if held is not None and held[0] == depth else frontier_columns(bits)
+        # A level whose states are all held is read without its bytes; the bytes are read, with the fingerprints of
+        # their rows, when some states are not held (decoded).
+        every_state_held = held is not None and held[0] == depth and all(state is not None for state in held[2])
+        columns = fp_columns(bits) if every_state_held else frontier_columns(bits)
         frontier = level_table(self.run_dir, depth, columns)
         fps = column_fingerprints(frontier, fp_columns(bits), bits)
         states = held_states(fps)

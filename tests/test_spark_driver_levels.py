@@ -99,6 +99,30 @@ def test_the_driver_reads_a_levels_bytes_only_for_the_states_it_does_not_hold(
     assert [depth for depth, columns in read if "data" in columns] == list(range(len(toy.stats.levels)))
 
 
+def test_a_level_with_states_not_held_is_read_once_with_its_bytes(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A driver level keeps at most KEEP_STATES of its new states; the next level, some of whose states are then not
+    held, is read once, fingerprints and bytes together, and the search finds what the local BFS finds."""
+    read: list[tuple[int, tuple[str, ...]]] = []
+    level_table = spark_bfs.level_table
+
+    def recording(run_dir: Path, depth: int, columns: Sequence[str]) -> Any:
+        read.append((depth, tuple(columns)))
+        return level_table(run_dir, depth, columns)
+
+    monkeypatch.setattr(spark_bfs, "level_table", recording)
+    monkeypatch.setattr(spark_bfs, "KEEP_STATES", 40)
+    scenario = resolve_scenario("kafka-3083")
+    on_driver = run_spark_bfs(factory_for(scenario), SparkBfsOptions(tmp_path / "run", driver_seconds=1e9,
+                                                                     keep_going=True))
+    depths = [depth for depth, _ in read]
+    assert depths == sorted(set(depths)) == list(range(len(on_driver.stats.levels)))  # each level read once
+    partly_held = [i + 1 for i, level in enumerate(on_driver.stats.levels[:-1]) if level.new > 40]
+    assert partly_held and all("data" in columns for depth, columns in read if depth in partly_held)
+    local = run_bfs(factory_for(scenario)(), BfsOptions(keep_going=True))
+    assert (on_driver.stats.distinct, on_driver.stats.generated) == (local.stats.distinct, local.stats.generated)
+
+
 @pytest.mark.parametrize(("asked", "backend"), [(None, "system"), ("mimalloc", "mimalloc")])
 def test_the_engine_has_arrow_allocate_with_malloc_unless_told_otherwise(asked: str | None, backend: str) -> None:
     """Importing the Spark engine before pyarrow gives Arrow the C library's allocator (``spark_explore``'s
