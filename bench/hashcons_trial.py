@@ -32,6 +32,9 @@ seconds, ``--rounds`` rounds, the three paths alternating, medians printed.
 
     python bench/hashcons_trial.py [--scenario default] [--transitions 200000] [--rounds 3]
 
+Its memory (``held``): the dictionaries of step 2, replayed over the same transitions and forgotten level by level as
+the memos are, at their largest (entries, bytes), and the tables and controllers they alone hold after a level.
+
 What the trial leaves out, on both sides: the steps taken in full (the memos' misses), the properties, the enabled
 actions and the engine's bookkeeping. A hash-consed model would still need the parts as objects for those, and the
 bytes it stores (Parquet, resume) would be joined for new states only. Figures and what they project:
@@ -47,6 +50,7 @@ import statistics
 import struct
 import sys
 import time
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -134,14 +138,17 @@ class Numbers:
                     _ints(topic[t], p, len(replicas), *replicas) for (t, p), replicas in standby)))
 
 
-def record(scenario: str, transitions: int) -> tuple[Any, list[tuple[Any, Any, Any]]]:
-    """The model and the first ``transitions`` transitions of its breadth-first search, levels in order."""
+def record(scenario: str, transitions: int) -> tuple[Any, list[tuple[Any, Any, Any]], list[list[Any]]]:
+    """The model, the first ``transitions`` transitions of its breadth-first search, levels in order, and the states
+    of each level expanded (the parents of those transitions, level by level, and the level after the last)."""
     model: Any = compose.factory_for(compose.resolve_scenario(scenario))()
     first = model.intern_state(model.init_states()[0])
     seen = {model.encode(first)}
     level = [first]
+    levels = []
     found: list[tuple[Any, Any, Any]] = []
     while level and len(found) < transitions:
+        levels.append(level)
         following = []
         for state in level:
             for action in model.actions(state):
@@ -154,7 +161,8 @@ def record(scenario: str, transitions: int) -> tuple[Any, list[tuple[Any, Any, A
                     seen.add(data)
                     following.append(model.intern_state(child))
         level = following
-    return model, found[:transitions]
+    levels.append(level)
+    return model, found[:transitions], levels
 
 
 def hits(model: Any, found: list[tuple[Any, Any, Any]]) -> list[tuple[Any, Any, Any]]:
@@ -289,6 +297,63 @@ def emulate(numbers: Numbers, rows: list[tuple[Any, ...]], fingerprints: str = "
     return seconds, len(seen), (misses[0], misses[1], misses[2]), wrong
 
 
+def held(numbers: Numbers, found: list[tuple[Any, Any, Any]], rows: list[tuple[Any, ...]], levels: list[list[Any]],
+         *, forget: bool = True) -> dict[str, int]:
+    """What the hit's dictionaries (the brokers table, channels table and controller a change makes, by (the one
+    held, the change)) hold when they are forgotten level by level as the memos are
+    (:meth:`~model.zk.kafka_model.KafkaControllerModel.retain_parts`): after the transitions of a level, the entries
+    whose first key is no controller or table that a state of the next level holds are dropped. Replayed over the
+    rows in the order found, the successors as the rows give them (``emulate`` checks that a hit finds them).
+    ``peak_bytes``: the most the dictionaries and their keys held at the end of a level, before it is forgotten
+    (tracemalloc's current size there: the bookkeeping of the forgetting is freed by then);
+    ``entries``: the most entries at once; ``orphans`` and ``orphan_bytes``: the most tables and controllers held by
+    the dictionaries alone after a level is forgotten (no state of the next level holds them: a numbering would keep
+    them while an entry names them), with their pieces' and contents' bytes. ``forget`` False keeps every entry (the
+    dictionaries unbounded)."""
+    depth = {id(s): k for k, level in enumerate(levels) for s in level}
+    live_after: list[set[int]] = []  # per level k: the controllers and tables the states of level k + 1 hold
+    for level in levels[1:]:
+        live: set[int] = set()
+        for s in level:
+            n = numbers.state(s)
+            live.update((n[1], n[2], n[3]))
+        live_after.append(live)
+    depths = [depth[id(state)] for state, _action, _child in found]
+    dicts: tuple[dict[Any, int], ...] = ({}, {}, {})
+    brokers_after, channels_after, controllers_after = dicts
+    entries = orphans = orphan_bytes = peak = 0
+    contents, pieces = numbers.contents, numbers.pieces
+    gc.collect()
+    tracemalloc.start()
+    try:
+        at = depths[0] if depths else 0
+        for k, (_key, before, after, brokers, queues, _controller, _real) in zip(depths, rows, strict=True):
+            if k != at and forget:
+                entries = max(entries, sum(map(len, dicts)))
+                peak = max(peak, tracemalloc.get_traced_memory()[0])
+                live = live_after[at]
+                for made in dicts:
+                    for change in [change for change in made if change[0] not in live]:
+                        del made[change]
+                values = {v for made in dicts for v in made.values()} - live
+                if len(values) > orphans:
+                    orphans = len(values)
+                    orphan_bytes = sum(len(pieces[v]) + sys.getsizeof(contents[v]) for v in values)
+                at = k
+            if brokers is not None:
+                brokers_after.setdefault((before[2], brokers), after[2])
+            if queues is not None:
+                channels_after.setdefault((before[3], queues), after[3])
+            if after[1] != before[1]:
+                controllers_after.setdefault((before[1], after[1]), after[1])
+        entries = max(entries, sum(map(len, dicts)))
+        peak = max(peak, tracemalloc.get_traced_memory()[0])
+    finally:
+        tracemalloc.stop()
+    return {"peak_bytes": peak, "entries": entries, "orphans": orphans, "orphan_bytes": orphan_bytes,
+            "distinct": sum(map(len, levels))}
+
+
 def current(model: Any, found: list[tuple[Any, Any, Any]]) -> tuple[float, int]:
     """``next_state``, ``encode`` and BLAKE2b over the same transitions: CPU seconds, distinct successors."""
     new_hasher = hashlib.blake2b(digest_size=FINGERPRINT_BYTES).copy
@@ -311,7 +376,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.transitions < 1 or args.rounds < 1:
         parser.error("--transitions and --rounds take a positive number")
-    model, recorded = record(args.scenario, args.transitions)
+    model, recorded, levels = record(args.scenario, args.transitions)
     found = hits(model, recorded)
     numbers = Numbers(model.codec)
     rows = effects(model, numbers, found)
@@ -340,6 +405,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"made on a miss / changed by a transition: brokers tables {misses[0]:,} / {changed[0]:,}, channels tables "
           f"{misses[1]:,} / {changed[1]:,}, controllers {misses[2]:,} / {changed[2]:,}")
     print(f"distinct successors: {distinct_now:,} on every path")
+    kept = held(numbers, found, rows, levels)
+    per_state = kept["distinct"]
+    print(f"the hit's dictionaries, forgotten level by level: at most {kept['entries']:,} entries, "
+          f"{kept['peak_bytes'] / 2**20:.1f} MB at their peak ({kept['peak_bytes'] / per_state:.1f} bytes a state of "
+          f"{per_state:,}); at most {kept['orphans']:,} tables and controllers held by them alone after a level, "
+          f"{kept['orphan_bytes'] / 2**20:.1f} MB ({kept['orphan_bytes'] / per_state:.1f} bytes a state)")
     return 0
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ def test_an_effect_that_makes_another_successor_is_caught() -> None:
     """An effect whose replaced broker is another broker than the step's: the emulated successor is not the model's,
     and the trial counts it."""
     trial = _trial()
-    model, recorded = trial.record("controller-failover", 2000)
+    model, recorded, _levels = trial.record("controller-failover", 2000)
     found = trial.hits(model, recorded)
     assert 0 < len(found) <= len(recorded)
     numbers = trial.Numbers(model.codec)
@@ -51,7 +51,7 @@ def test_the_joined_pieces_give_the_searchs_fingerprints() -> None:
     """A state's encoding joined from its parts' and tables' pieces is the codec's, byte for byte: a fingerprint
     that differs (here the recorded one of another transition) is counted."""
     trial = _trial()
-    model, recorded = trial.record("controller-failover", 2000)
+    model, recorded, _levels = trial.record("controller-failover", 2000)
     found = trial.hits(model, recorded)
     numbers = trial.Numbers(model.codec)
     rows = trial.effects(model, numbers, found)
@@ -62,6 +62,25 @@ def test_the_joined_pieces_give_the_searchs_fingerprints() -> None:
     wrong[at] = (*rows[at][:6], rows[0][6])
     assert trial.emulate(numbers, wrong, "bytes")[3] == 1
     assert trial.emulate(numbers, wrong, "digests")[3] == 0
+
+
+def test_the_dictionaries_forget_what_the_next_level_does_not_hold() -> None:
+    """Forgotten level by level, the hit's dictionaries hold fewer entries at their most than the distinct changes
+    of the run, which they hold when nothing is forgotten."""
+    trial = _trial()
+    model, recorded, levels = trial.record("controller-failover", 2000)
+    found = trial.hits(model, recorded)
+    numbers = trial.Numbers(model.codec)
+    rows = trial.effects(model, numbers, found)
+    changes = ({(before[2], brokers) for _k, before, _a, brokers, *_ in rows if brokers is not None},
+               {(before[3], queues) for _k, before, _a, _b, queues, *_ in rows if queues is not None},
+               {(before[1], after[1]) for _k, before, after, *_ in rows if after[1] != before[1]})
+    kept = trial.held(numbers, found, rows, levels, forget=False)
+    assert kept["entries"] == sum(map(len, changes)) and kept["orphans"] == 0
+    forgotten = trial.held(numbers, found, rows, levels)
+    assert 0 < forgotten["entries"] < kept["entries"]
+    assert 0 < forgotten["peak_bytes"] < kept["peak_bytes"]
+    assert forgotten["distinct"] == sum(map(len, levels))
 
 
 def test_bad_counts_are_refused() -> None:
