@@ -16,7 +16,9 @@ that shape: the parts it replaces by number, the brokers it replaces by position
 broker. The emulated hit, timed over every transition in the order found:
 
 1. one look-up of an effect by a key of eight ints (the action and part numbers; the memo's key now holds the same
-   identities packed in bytes);
+   identities packed in bytes), the key made beforehand: what working it out from a state costs is timed apart,
+   ``next_state`` with the memos' ``_apply`` returning the state (``keyed``), and added to the emulated path in the
+   figures that say so;
 2. the successor's brokers table, channels table and controller, each found from (the table or controller the
    state holds, the effect's change) in a dictionary filled as the run goes; on a miss, the table made, its piece
    joined (or digest computed) from its elements' and its number looked up, or the controller made
@@ -59,6 +61,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from kmc import compose  # noqa: E402
+from model.zk import transition_memo  # noqa: E402
 from model.zk.state import codec as codec_module  # noqa: E402
 from model.zk.state.step import Step  # noqa: E402
 from model.zk.state.values import ControllerState  # noqa: E402
@@ -297,6 +300,31 @@ def emulate(numbers: Numbers, rows: list[tuple[Any, ...]], fingerprints: str = "
     return seconds, len(seen), (misses[0], misses[1], misses[2]), wrong
 
 
+def keyed(model: Any, found: list[tuple[Any, Any, Any]]) -> float:
+    """CPU seconds of ``next_state`` over the same transitions with each memo's ``_apply`` returning the state as it
+    is: what the hit as it is spends finding its effect (the memo's key worked out from the state, the look-ups, the
+    model's dispatch to the memo), which the emulated hit's look-up by a key of ints made beforehand leaves out. The
+    memos are as they were after; ``_apply`` is put back whatever happens."""
+    memos = (transition_memo.BrokerStepMemo, transition_memo.ControllerStepMemo, transition_memo.EnvironmentStepMemo)
+    applies = {memo: memo.__dict__["_apply"] for memo in memos}
+
+    def unchanged(*args: Any) -> Any:
+        return args[1] if isinstance(args[0], transition_memo._Memo) else args[0]
+
+    step = model.next_state
+    for memo in memos:
+        memo._apply = unchanged  # type: ignore[method-assign,assignment]
+    try:
+        gc.collect()
+        started = time.process_time()
+        for state, action, _child in found:
+            step(state, action)
+        return time.process_time() - started
+    finally:
+        for memo, apply in applies.items():
+            memo._apply = apply  # type: ignore[method-assign]
+
+
 def held(numbers: Numbers, found: list[tuple[Any, Any, Any]], rows: list[tuple[Any, ...]], levels: list[list[Any]],
          *, forget: bool = True) -> dict[str, int]:
     """What the hit's dictionaries (the brokers table, channels table and controller a change makes, by (the one
@@ -382,10 +410,11 @@ def main(argv: list[str] | None = None) -> int:
     rows = effects(model, numbers, found)
     print(f"{args.scenario}: {len(recorded):,} transitions recorded, {len(found):,} of them memo hits (compared), "
           f"{len(numbers.digests) - 1:,} parts and tables numbered")
-    seconds: dict[str, list[float]] = {"as it is": [], "bytes": [], "digests": []}
+    seconds: dict[str, list[float]] = {"as it is": [], "bytes": [], "digests": [], "key": []}
     for _ in range(args.rounds):
         cpu, distinct_now = current(model, found)
         seconds["as it is"].append(cpu)
+        seconds["key"].append(keyed(model, found))
         for fingerprints in ("bytes", "digests"):
             cpu, distinct, misses, wrong = emulate(numbers, rows, fingerprints)
             seconds[fingerprints].append(cpu)
@@ -400,6 +429,12 @@ def main(argv: list[str] | None = None) -> int:
                         ("digests", "hash-consed, fingerprints over the parts' digests")):
         print(f"{label}: {medians[name]:.2f} s CPU, {medians[name] * per:.2f} us a transition, "
               f"{medians['as it is'] / medians[name]:.1f}x (rounds: {', '.join(f'{t:.2f}' for t in seconds[name])})")
+    key = medians["key"]
+    print(f"of which finding the effect (the memo's key from the state, the look-ups): {key:.2f} s CPU, "
+          f"{key * per:.2f} us a transition (rounds: {', '.join(f'{t:.2f}' for t in seconds['key'])}); the hash-consed "
+          f"hits with a key that costs as much: {medians['bytes'] + key:.2f} s, "
+          f"{medians['as it is'] / (medians['bytes'] + key):.1f}x (the search's fingerprints) and "
+          f"{medians['digests'] + key:.2f} s, {medians['as it is'] / (medians['digests'] + key):.1f}x (over digests)")
     changed = [sum(1 for row in rows if row[3] is not None), sum(1 for row in rows if row[4] is not None),
                sum(1 for row in rows if row[1][1] != row[2][1])]
     print(f"made on a miss / changed by a transition: brokers tables {misses[0]:,} / {changed[0]:,}, channels tables "

@@ -83,6 +83,21 @@ def test_the_dictionaries_forget_what_the_next_level_does_not_hold() -> None:
     assert forgotten["distinct"] == sum(map(len, levels))
 
 
+def test_timing_the_key_leaves_the_memos_applying_their_effects() -> None:
+    """``keyed`` times the hits with the memos' effects not applied (each successor the state itself), and puts
+    them back: afterwards every hit gives the recorded successor again, none the state it was taken from."""
+    trial = _trial()
+    model, recorded, _levels = trial.record("controller-failover", 2000)
+    found = trial.hits(model, recorded)
+    memo = trial.transition_memo.BrokerStepMemo
+    apply = memo.__dict__["_apply"]
+    assert trial.keyed(model, found) > 0
+    assert memo.__dict__["_apply"] is apply
+    for state, action, child in found:
+        successor = model.next_state(state, action)
+        assert model.encode(successor) == model.encode(child) != model.encode(state)
+
+
 def test_bad_counts_are_refused() -> None:
     with pytest.raises(SystemExit) as exit_:
         _trial().main(["--transitions", "0"])
