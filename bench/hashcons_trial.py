@@ -18,7 +18,8 @@ broker. The emulated hit, timed over every transition in the order found:
 1. one look-up of an effect by a key of eight ints (the action and part numbers; the memo's key now holds the same
    identities packed in bytes), the key made beforehand: what working it out from a state costs is timed apart,
    ``next_state`` with the memos' ``_apply`` returning the state (``keyed``), and added to the emulated path in the
-   figures that say so;
+   figures that say so, as are keys made from part numbers (``numbered_keys``: built from a state's numbers, first
+   and further keys, each checked to find what the memo's own key finds);
 2. the successor's brokers table, channels table and controller, each found from (the table or controller the
    state holds, the effect's change) in a dictionary filled as the run goes; on a miss, the table made, its piece
    joined (or digest computed) from its elements' and its number looked up, or the controller made
@@ -55,7 +56,7 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -63,7 +64,7 @@ sys.path.insert(0, str(ROOT))
 from kmc import compose  # noqa: E402
 from model.zk import transition_memo  # noqa: E402
 from model.zk.state import codec as codec_module  # noqa: E402
-from model.zk.state.step import Step  # noqa: E402
+from model.zk.state.step import FROZEN_TABLES, Step, copied_scalars  # noqa: E402
 from model.zk.state.values import ControllerState  # noqa: E402
 
 #: The fingerprint's width, as the search's default.
@@ -325,6 +326,165 @@ def keyed(model: Any, found: list[tuple[Any, Any, Any]]) -> float:
             memo._apply = apply  # type: ignore[method-assign]
 
 
+class _Looked(dict[Any, Any]):
+    """A memo's effects, its look-ups' results recorded in ``log`` (``numbered_keys``)."""
+
+    log: ClassVar[list[Any]] = []
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        value = dict.get(self, key, default)
+        _Looked.log.append(value)
+        return value
+
+
+def numbered_keys(model: Any, numbers: Numbers, found: list[tuple[Any, Any, Any]]) -> tuple[float, float, int, int]:
+    """What the memos' keys would cost made from part numbers: the memo hits' keys built as a hash-consed model
+    would build them, from a state's eight numbers and facts a numbered part would carry (a broker's position in the
+    brokers table, a channel's queue and the requests a broker step applies from its head, the unsettled heads, the
+    scalars a step copies with the zombie's epoch, the controller's epoch, head event and context, the tables a
+    situation reads, the parts and queues of the brokers it touches: each a number, worked out beforehand and held
+    here in dictionaries), each first key and, when the memo's first look-up finds that the situation keys further
+    (on the tables it read, the event queue, the brokers and channels it touched or all of them), each second key
+    as the memo builds it. The memos' own look-ups are recorded first (each ``_apply`` returning the state), and a
+    dictionary keyed by the numbers keys is filled with what they found. CPU seconds of the key as it is
+    (:func:`keyed`) and of the numbers keys over the same hits, the numbers keys stored, and how many of them would
+    find two different entries (the numbers key coarser than the memo's: must be 0)."""
+    memos = (model._broker_steps, model._controller_steps, model._environment_steps)
+    kind_of = {kind: i for i, memo in enumerate(memos) for kind in type(memo).kinds}
+    effects = [memo._effects for memo in memos]
+    applies = {type(memo): type(memo).__dict__["_apply"] for memo in memos}
+
+    def unchanged(*args: Any) -> Any:
+        return args[1] if isinstance(args[0], transition_memo._Memo) else args[0]
+
+    looked_up = []
+    try:
+        for memo in memos:
+            memo._effects = _Looked(memo._effects)
+            type(memo)._apply = unchanged
+        for state, action, _child in found:
+            _Looked.log = []
+            model.next_state(state, action)
+            looked_up.append(tuple(_Looked.log))
+    finally:
+        for memo, kept in zip(memos, effects, strict=True):
+            memo._effects = kept
+        for memo_class, apply in applies.items():
+            memo_class._apply = apply
+    facts = _part_facts(numbers, found)
+    by_id = {}
+    codes: dict[Any, int] = {}
+    rows = []
+    for (state, action, _child), looked in zip(found, looked_up, strict=True):
+        n = by_id.get(id(state))
+        if n is None:
+            n = by_id[id(state)] = numbers.state(state)
+        rows.append((n, codes.setdefault(action, len(codes)), action.broker, kind_of[action.kind], looked))
+    store: dict[Any, Any] = {}
+    _, coarse = _numbers_keys(numbers, facts, rows, store, fill=True)
+    return keyed(model, found), _numbers_keys(numbers, facts, rows, store, fill=False)[0], len(store), coarse
+
+
+def _part_facts(numbers: Numbers, found: list[tuple[Any, Any, Any]]) -> dict[Any, Any]:
+    """The facts of ``numbered_keys``, for every state the hits start from, each a number (or a small tuple)."""
+    def value(tag: str, content: Any) -> int:
+        return numbers._number((tag, content), None, lambda: b"")
+
+    facts: dict[Any, Any] = {}
+    done: set[int] = set()
+    for state, _action, _child in found:
+        if id(state) in done:
+            continue
+        done.add(id(state))
+        n = numbers.state(state)
+        facts.setdefault(("position", n[2]), {b.id: i for i, b in enumerate(state.brokers)})
+        for b, queue in state.channels:
+            queue_number = numbers.table(tuple(numbers.part(r) for r in queue))
+            facts[("queue", n[3], b)] = queue_number
+            facts.setdefault(("applied", queue_number),
+                             numbers.table(tuple(numbers.part(r) for r in transition_memo._applied(queue))))
+        facts.setdefault(("unsettled", n[2], n[3]), transition_memo._unsettled(state))
+        zombie = -1 if state.zombie is None else state.zombie.epoch
+        facts.setdefault(("scalars", n[0], n[1], n[6]), value("scalars", (copied_scalars(state), zombie)))
+        controller = state.controller
+        head = controller.events[0] if controller.events else None
+        facts.setdefault(("controller", n[1]), value("controller", (
+            controller.epoch, head, -1 if head is None else head.broker_epoch,
+            tuple(value("context", table) for table in transition_memo._context_of(controller)))))
+        facts.setdefault(("events", n[1]), value("events", controller.events))
+        for name, table_of in FROZEN_TABLES.items():
+            facts.setdefault(("table", n[0], n[1], n[5], name), value(name, table_of(state)))
+        for broker in state.brokers:
+            facts.setdefault(("touched", n[2], n[3], broker.id),
+                             (numbers.part(broker), facts.get(("queue", n[3], broker.id), 0)))
+    return facts
+
+
+def _further(key: Any, found: Any, n: tuple[int, ...], facts: dict[Any, Any]) -> Any:
+    """The numbers key that extends ``key`` when a memo's look-up found ``found``, a situation keyed further."""
+    if found is transition_memo._EVENTS:
+        return (key, facts[("events", n[1])])
+    if found is transition_memo._WHOLE:
+        return (key, n[2], n[3])
+    if isinstance(found, transition_memo._Touched):
+        return (key, *[facts[("touched", n[2], n[3], b)] for b in found.channels])
+    reads = found.reads if isinstance(found, transition_memo._Keyed) else found
+    values = [facts[("table", n[0], n[1], n[5], name)] for name in reads.fields]
+    if reads.events:
+        values.append(facts[("events", n[1])])
+    elif reads.asked:
+        values.append((facts[("events", n[1])], reads.asked))
+    key = (key, *values)
+    if isinstance(found, transition_memo._Keyed):
+        touched = found.touched
+        if touched is transition_memo._WHOLE:
+            return (key, n[2], n[3])
+        return (key, *[facts[("touched", n[2], n[3], b)] for b in touched.channels])
+    return key
+
+
+def _numbers_keys(numbers: Numbers, facts: dict[Any, Any], rows: list[tuple[Any, ...]], store: dict[Any, Any], *,
+                  fill: bool) -> tuple[float, int]:
+    """The numbers keys of every row, looked up in ``store`` (timed), or (``fill``) stored with what the memo's own
+    look-ups found, counting the keys that meet two different entries."""
+    events, whole = transition_memo._EVENTS, transition_memo._WHOLE
+    situated = (transition_memo._Reads, transition_memo._Keyed, transition_memo._Touched)
+    contents = numbers.contents
+    get = store.get
+    coarse = 0
+    gc.collect()
+    started = time.process_time()
+    for n, code, broker, kind, looked in rows:
+        unsettled = facts[("unsettled", n[2], n[3])]
+        if kind == 0:  # a broker step: its part and the requests it applies, the budget, the history, the scalars
+            if unsettled and unsettled != (broker,):
+                continue
+            key: Any = (code, contents[n[2]][facts[("position", n[2])][broker]],
+                        facts[("applied", facts[("queue", n[3], broker)])], n[4], n[5],
+                        facts[("scalars", n[0], n[1], n[6])], n[7])
+        elif unsettled:
+            continue
+        elif kind == 1:  # a controller event: the controller's epoch, head and context, ZooKeeper, the zombie, ...
+            key = (code, facts[("controller", n[1])], n[0], n[6], n[4], n[5], n[7])
+        else:  # an environment step: ZooKeeper, the budget, the history, the scalars
+            key = (code, n[0], n[4], n[5], facts[("scalars", n[0], n[1], n[6])], n[7])
+        if fill:
+            for at, value in enumerate(looked):
+                if value is None or value is transition_memo._NOT_MEMOISED:
+                    break
+                old = store.setdefault(key, value)
+                if old is not value and (type(old) is not type(value) or old != value):
+                    coarse += 1
+                if at + 1 < len(looked):
+                    key = _further(key, value, n, facts)
+            continue
+        value = get(key)
+        while value is not None and (value is events or value is whole or isinstance(value, situated)):
+            key = _further(key, value, n, facts)
+            value = get(key)
+    return time.process_time() - started, coarse
+
+
 def held(numbers: Numbers, found: list[tuple[Any, Any, Any]], rows: list[tuple[Any, ...]], levels: list[list[Any]],
          *, forget: bool = True) -> dict[str, int]:
     """What the hit's dictionaries (the brokers table, channels table and controller a change makes, by (the one
@@ -440,6 +600,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"made on a miss / changed by a transition: brokers tables {misses[0]:,} / {changed[0]:,}, channels tables "
           f"{misses[1]:,} / {changed[1]:,}, controllers {misses[2]:,} / {changed[2]:,}")
     print(f"distinct successors: {distinct_now:,} on every path")
+    key_now, key_numbers, stored, coarse = numbered_keys(model, numbers, found)
+    if coarse:
+        print(f"the numbers keys are coarser than the memos': {coarse} of them meet two different entries")
+        return 1
+    print(f"the memos' keys made from part numbers (first and further keys, {stored:,} stored): {key_numbers:.2f} s "
+          f"CPU, {key_numbers * per:.2f} us a transition, against {key_now:.2f} s ({key_now * per:.2f} us) as they "
+          f"are; the hash-consed hits with such keys: {medians['bytes'] + key_numbers:.2f} s, "
+          f"{medians['as it is'] / (medians['bytes'] + key_numbers):.1f}x (the search's fingerprints) and "
+          f"{medians['digests'] + key_numbers:.2f} s, {medians['as it is'] / (medians['digests'] + key_numbers):.1f}x")
     kept = held(numbers, found, rows, levels)
     per_state = kept["distinct"]
     print(f"the hit's dictionaries, forgotten level by level: at most {kept['entries']:,} entries, "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -96,6 +97,47 @@ def test_timing_the_key_leaves_the_memos_applying_their_effects() -> None:
     for state, action, child in found:
         successor = model.next_state(state, action)
         assert model.encode(successor) == model.encode(child) != model.encode(state)
+
+
+def test_the_numbers_keys_find_what_the_memos_keys_find() -> None:
+    """Made from part numbers, the memos' first and further keys meet no two different entries, and the memos are
+    left as they were; with the requests a broker step applies left out of its key, some do."""
+    trial = _trial()
+    model, recorded, _levels = trial.record("controller-failover", 2000)
+    found = trial.hits(model, recorded)
+    numbers = trial.Numbers(model.codec)
+    effects = model._broker_steps._effects
+    key_now, key_numbers, stored, coarse = trial.numbered_keys(model, numbers, found)
+    assert key_now > 0 and key_numbers > 0 and stored > 0 and coarse == 0
+    assert model._broker_steps._effects is effects and type(effects) is dict
+    for state, action, child in found:
+        assert model.encode(model.next_state(state, action)) == model.encode(child)
+    brokers = model._broker_steps.kinds
+    kept = [(state, action) for state, action, _child in found if action.kind in brokers]
+    looked = _looked_up(trial, model, kept)
+    codes: dict[Any, int] = {}
+    rows = [(numbers.state(state), codes.setdefault(action, len(codes)), action.broker, 0, seen)
+            for (state, action), seen in zip(kept, looked, strict=True)]
+    facts = trial._part_facts(numbers, found)
+    blurred = {key: 0 if key[0] == "applied" else fact for key, fact in facts.items()}
+    assert trial._numbers_keys(numbers, facts, rows, {}, fill=True)[1] == 0
+    assert trial._numbers_keys(numbers, blurred, rows, {}, fill=True)[1] > 0
+
+
+def _looked_up(trial: Any, model: Any, steps: list[tuple[Any, Any]]) -> list[tuple[Any, ...]]:
+    """What the broker memo's look-ups find for each of ``steps`` (broker steps), as ``numbered_keys`` records it."""
+    memo = model._broker_steps
+    kept = memo._effects
+    memo._effects = trial._Looked(kept)
+    try:
+        looked = []
+        for state, action in steps:
+            trial._Looked.log = []
+            model.next_state(state, action)
+            looked.append(tuple(trial._Looked.log))
+        return looked
+    finally:
+        memo._effects = kept
 
 
 def test_bad_counts_are_refused() -> None:
