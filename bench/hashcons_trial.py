@@ -47,6 +47,7 @@ docs/performance.md.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import hashlib
 import statistics
@@ -54,7 +55,7 @@ import struct
 import sys
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -301,29 +302,36 @@ def emulate(numbers: Numbers, rows: list[tuple[Any, ...]], fingerprints: str = "
     return seconds, len(seen), (misses[0], misses[1], misses[2]), wrong
 
 
-def keyed(model: Any, found: list[tuple[Any, Any, Any]]) -> float:
-    """CPU seconds of ``next_state`` over the same transitions with each memo's ``_apply`` returning the state as it
-    is: what the hit as it is spends finding its effect (the memo's key worked out from the state, the look-ups, the
-    model's dispatch to the memo), which the emulated hit's look-up by a key of ints made beforehand leaves out. The
-    memos are as they were after; ``_apply`` is put back whatever happens."""
+@contextlib.contextmanager
+def _effects_not_applied() -> Iterator[None]:
+    """Each memo's ``_apply`` returning the state it is given (a hit then costs what finding its effect costs), put
+    back whatever happens."""
     memos = (transition_memo.BrokerStepMemo, transition_memo.ControllerStepMemo, transition_memo.EnvironmentStepMemo)
     applies = {memo: memo.__dict__["_apply"] for memo in memos}
 
     def unchanged(*args: Any) -> Any:
         return args[1] if isinstance(args[0], transition_memo._Memo) else args[0]
 
-    step = model.next_state
     for memo in memos:
         memo._apply = unchanged  # type: ignore[method-assign,assignment]
     try:
+        yield
+    finally:
+        for memo, apply in applies.items():
+            memo._apply = apply  # type: ignore[method-assign]
+
+
+def keyed(model: Any, found: list[tuple[Any, Any, Any]]) -> float:
+    """CPU seconds of ``next_state`` over the same transitions with the memos' effects not applied: what the hit as it
+    is spends finding its effect (the memo's key worked out from the state, the look-ups, the model's dispatch to the
+    memo), which the emulated hit's look-up by a key of ints made beforehand leaves out."""
+    step = model.next_state
+    with _effects_not_applied():
         gc.collect()
         started = time.process_time()
         for state, action, _child in found:
             step(state, action)
         return time.process_time() - started
-    finally:
-        for memo, apply in applies.items():
-            memo._apply = apply  # type: ignore[method-assign]
 
 
 class _Looked(dict[Any, Any]):
@@ -351,52 +359,47 @@ def numbered_keys(model: Any, numbers: Numbers, found: list[tuple[Any, Any, Any]
     find two different entries (the numbers key coarser than the memo's: must be 0)."""
     memos = (model._broker_steps, model._controller_steps, model._environment_steps)
     kind_of = {kind: i for i, memo in enumerate(memos) for kind in type(memo).kinds}
-    effects = [memo._effects for memo in memos]
-    applies = {type(memo): type(memo).__dict__["_apply"] for memo in memos}
-
-    def unchanged(*args: Any) -> Any:
-        return args[1] if isinstance(args[0], transition_memo._Memo) else args[0]
-
-    looked_up = []
-    try:
-        for memo in memos:
-            memo._effects = _Looked(memo._effects)
-            type(memo)._apply = unchanged
-        for state, action, _child in found:
-            _Looked.log = []
-            model.next_state(state, action)
-            looked_up.append(tuple(_Looked.log))
-    finally:
-        for memo, kept in zip(memos, effects, strict=True):
-            memo._effects = kept
-        for memo_class, apply in applies.items():
-            memo_class._apply = apply
-    facts = _part_facts(numbers, found)
-    by_id = {}
+    with _effects_not_applied():
+        looked_up = looked_up_in(model, memos, [(state, action) for state, action, _child in found])
+    facts, state_numbers = _part_facts(numbers, found)
     codes: dict[Any, int] = {}
-    rows = []
-    for (state, action, _child), looked in zip(found, looked_up, strict=True):
-        n = by_id.get(id(state))
-        if n is None:
-            n = by_id[id(state)] = numbers.state(state)
-        rows.append((n, codes.setdefault(action, len(codes)), action.broker, kind_of[action.kind], looked))
+    rows = [(state_numbers[id(state)], codes.setdefault(action, len(codes)), action.broker, kind_of[action.kind],
+             looked) for (state, action, _child), looked in zip(found, looked_up, strict=True)]
     store: dict[Any, Any] = {}
     _, coarse = _numbers_keys(numbers, facts, rows, store, fill=True)
     return keyed(model, found), _numbers_keys(numbers, facts, rows, store, fill=False)[0], len(store), coarse
 
 
-def _part_facts(numbers: Numbers, found: list[tuple[Any, Any, Any]]) -> dict[Any, Any]:
-    """The facts of ``numbered_keys``, for every state the hits start from, each a number (or a small tuple)."""
+def looked_up_in(model: Any, memos: tuple[Any, ...], steps: list[tuple[Any, Any]]) -> list[tuple[Any, ...]]:
+    """What the look-ups in ``memos`` find while the model takes each of ``steps`` (state, action), in order; the memos'
+    effects are put back whatever happens."""
+    effects = [memo._effects for memo in memos]
+    try:
+        for memo in memos:
+            memo._effects = _Looked(memo._effects)
+        looked = []
+        for state, action in steps:
+            _Looked.log = []
+            model.next_state(state, action)
+            looked.append(tuple(_Looked.log))
+        return looked
+    finally:
+        for memo, kept in zip(memos, effects, strict=True):
+            memo._effects = kept
+
+
+def _part_facts(numbers: Numbers, found: list[tuple[Any, Any, Any]]) -> tuple[dict[Any, Any], dict[int, Any]]:
+    """The facts of ``numbered_keys``, for every state the hits start from, each a number (or a small tuple), and
+    those states' numbers by the states' identities."""
     def value(tag: str, content: Any) -> int:
         return numbers._number((tag, content), None, lambda: b"")
 
     facts: dict[Any, Any] = {}
-    done: set[int] = set()
+    state_numbers: dict[int, Any] = {}
     for state, _action, _child in found:
-        if id(state) in done:
+        if id(state) in state_numbers:
             continue
-        done.add(id(state))
-        n = numbers.state(state)
+        n = state_numbers[id(state)] = numbers.state(state)
         facts.setdefault(("position", n[2]), {b.id: i for i, b in enumerate(state.brokers)})
         for b, queue in state.channels:
             queue_number = numbers.table(tuple(numbers.part(r) for r in queue))
@@ -417,7 +420,7 @@ def _part_facts(numbers: Numbers, found: list[tuple[Any, Any, Any]]) -> dict[Any
         for broker in state.brokers:
             facts.setdefault(("touched", n[2], n[3], broker.id),
                              (numbers.part(broker), facts.get(("queue", n[3], broker.id), 0)))
-    return facts
+    return facts, state_numbers
 
 
 def _further(key: Any, found: Any, n: tuple[int, ...], facts: dict[Any, Any]) -> Any:

@@ -114,30 +114,14 @@ def test_the_numbers_keys_find_what_the_memos_keys_find() -> None:
         assert model.encode(model.next_state(state, action)) == model.encode(child)
     brokers = model._broker_steps.kinds
     kept = [(state, action) for state, action, _child in found if action.kind in brokers]
-    looked = _looked_up(trial, model, kept)
+    looked = trial.looked_up_in(model, (model._broker_steps,), kept)
     codes: dict[Any, int] = {}
     rows = [(numbers.state(state), codes.setdefault(action, len(codes)), action.broker, 0, seen)
             for (state, action), seen in zip(kept, looked, strict=True)]
-    facts = trial._part_facts(numbers, found)
+    facts, _state_numbers = trial._part_facts(numbers, found)
     blurred = {key: 0 if key[0] == "applied" else fact for key, fact in facts.items()}
     assert trial._numbers_keys(numbers, facts, rows, {}, fill=True)[1] == 0
     assert trial._numbers_keys(numbers, blurred, rows, {}, fill=True)[1] > 0
-
-
-def _looked_up(trial: Any, model: Any, steps: list[tuple[Any, Any]]) -> list[tuple[Any, ...]]:
-    """What the broker memo's look-ups find for each of ``steps`` (broker steps), as ``numbered_keys`` records it."""
-    memo = model._broker_steps
-    kept = memo._effects
-    memo._effects = trial._Looked(kept)
-    try:
-        looked = []
-        for state, action in steps:
-            trial._Looked.log = []
-            model.next_state(state, action)
-            looked.append(tuple(trial._Looked.log))
-        return looked
-    finally:
-        memo._effects = kept
 
 
 def test_bad_counts_are_refused() -> None:
