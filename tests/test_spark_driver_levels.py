@@ -73,11 +73,8 @@ def test_the_driver_hands_each_level_it_keeps_to_the_model_to_retain(tmp_path: P
         [(d.property, d.path, d.action_indices) for d in local.discoveries]
 
 
-def test_the_driver_reads_a_levels_bytes_only_for_the_states_it_does_not_hold(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The level a driver level made is expanded from the states it kept, without its bytes read back (the
-    initial level, written before any is kept, and a model that keeps no states, such as the toy, are decoded
-    from their bytes)."""
+def _record_level_reads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, tuple[str, ...]]]:
+    """The (depth, columns) of every level the Spark BFS reads from now on, in order."""
     read: list[tuple[int, tuple[str, ...]]] = []
     level_table = spark_bfs.level_table
 
@@ -86,6 +83,15 @@ def test_the_driver_reads_a_levels_bytes_only_for_the_states_it_does_not_hold(
         return level_table(run_dir, depth, columns)
 
     monkeypatch.setattr(spark_bfs, "level_table", recording)
+    return read
+
+
+def test_the_driver_reads_a_levels_bytes_only_for_the_states_it_does_not_hold(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The level a driver level made is expanded from the states it kept, without its bytes read back (the
+    initial level, written before any is kept, and a model that keeps no states, such as the toy, are decoded
+    from their bytes)."""
+    read = _record_level_reads(monkeypatch)
     kafka = run_spark_bfs(factory_for(resolve_scenario("kafka-3083")),
                           SparkBfsOptions(tmp_path / "kafka", driver_seconds=1e9, keep_going=True))
     expanded = len(kafka.stats.levels)
@@ -103,14 +109,7 @@ def test_a_level_with_states_not_held_is_read_once_with_its_bytes(tmp_path: Path
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """A driver level keeps at most KEEP_STATES of its new states; the next level, some of whose states are then not
     held, is read once, fingerprints and bytes together, and the search finds what the local BFS finds."""
-    read: list[tuple[int, tuple[str, ...]]] = []
-    level_table = spark_bfs.level_table
-
-    def recording(run_dir: Path, depth: int, columns: Sequence[str]) -> Any:
-        read.append((depth, tuple(columns)))
-        return level_table(run_dir, depth, columns)
-
-    monkeypatch.setattr(spark_bfs, "level_table", recording)
+    read = _record_level_reads(monkeypatch)
     monkeypatch.setattr(spark_bfs, "KEEP_STATES", 40)
     scenario = resolve_scenario("kafka-3083")
     on_driver = run_spark_bfs(factory_for(scenario), SparkBfsOptions(tmp_path / "run", driver_seconds=1e9,
