@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
 from invariants.registry import all_specs
@@ -84,3 +85,22 @@ def test_explore_help() -> None:
     assert result.exit_code == 0
     for option in ("--engine", "--max-states", "--max-depth", "--format", "--out"):
         assert option in result.stdout
+
+
+def test_a_spark_level_line_tells_a_checked_level_and_a_cut_one_from_an_expanded_one(capsys: pytest.CaptureFixture[str]
+                                                                                     ) -> None:
+    from kmc.commands.explore import _print_level
+    from spark_explore.manifest import LevelRecord
+
+    _print_level(LevelRecord(depth=12, frontier=1_127_996, generated=4_493_741, new=484_644, distinct_total=3_000_000,
+                             seconds=334.66, expanded=True, truncated=True))
+    _print_level(LevelRecord(depth=13, frontier=484_644, generated=0, new=0, distinct_total=3_000_000, seconds=28.55,
+                             expanded=False))
+    _print_level(LevelRecord(depth=3, frontier=10, generated=40, new=7, distinct_total=30, seconds=0.5, expanded=True))
+    cut, checked, plain = capsys.readouterr().err.splitlines()
+    assert cut.startswith("Level 12: 1,127,996 states expanded, 4,493,741 states generated, 484,644 new (the part of "
+                          "the level within --max-states), 3,000,000 distinct states found")
+    assert checked.startswith("Level 13: 484,644 states checked, not expanded (a bound), 3,000,000 distinct states")
+    assert "expanded," not in checked and "generated" not in checked
+    assert plain == ("Level 3: 10 states expanded, 40 states generated, 7 new, 30 distinct states found, 0.50s "
+                     "(20 states/s).")
