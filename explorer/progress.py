@@ -65,12 +65,16 @@ class ProgressPrinter:
     """Writes ``Progress(7) at 12.3s: 123,456 states generated (10,050 s/min), 45,678 distinct
     states found, 1,234 states left on queue.`` for each snapshot.
 
-    The rate is generated states per minute since the previous snapshot, as TLC prints it.
+    The rate is generated states per minute since the previous snapshot, as TLC prints it, where the count moves
+    with each snapshot (the local engine counts as it expands). A Spark job counts the transitions of its level when
+    it ends: while its tasks run (``level_unit`` "tasks") the line says the count waits for the level's end instead
+    of a rate of 0, and the line after the level gives the rate since the count last moved, over the level's time,
+    not over the seconds since the previous line.
     """
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self._stream = stream
-        self._previous: ProgressSnapshot | None = None
+        self._counted = (0.0, 0)  # (seconds, generated) when the count last moved
         self._phase = ""
         self._lock = threading.Lock()  # an engine may report from a thread watching a Spark job
 
@@ -87,16 +91,22 @@ class ProgressPrinter:
             self._phase = snapshot.phase
             return
         self._phase = ""
-        previous = self._previous
-        self._previous = snapshot
-        since = snapshot.seconds - (previous.seconds if previous else 0.0)
-        delta = snapshot.generated - (previous.generated if previous else 0)
-        per_minute = round(delta * 60 / since) if since > 0 else 0
+        counted_at, counted = self._counted
+        delta = snapshot.generated - counted
+        if delta:
+            since = snapshot.seconds - counted_at
+            rate = f"{round(delta * 60 / since) if since > 0 else 0:,} s/min"
+            self._counted = (snapshot.seconds, snapshot.generated)
+        elif snapshot.level_unit == "tasks":
+            rate = "counted when the level ends"
+        else:
+            rate = "0 s/min"
+            self._counted = (snapshot.seconds, snapshot.generated)
         within = snapshot.within_level()
         memory = snapshot.memory_used()
         print(
             f"Progress({snapshot.depth}) at {snapshot.seconds:.1f}s: "
-            f"{snapshot.generated:,} states generated ({per_minute:,} s/min), "
+            f"{snapshot.generated:,} states generated ({rate}), "
             f"{snapshot.distinct:,} distinct states found, "
             f"{snapshot.queue:,} states left on queue."
             + (f" Level {snapshot.depth}: {within}." if within else "")

@@ -60,6 +60,25 @@ def test_plain_progress_lines_use_tlc_vocabulary() -> None:
                               "found, 100 states left on queue.\n")
 
 
+def test_a_spark_jobs_count_has_no_rate_until_its_level_ends_and_then_the_levels_rate() -> None:
+    """While a Spark job runs its level's transitions are not counted: the line says so rather than 0 s/min, and the
+    line after the level gives the rate over the time since the count last moved, not over the seconds since the
+    line before (the count moved by a whole level in them). A local search's lines keep TLC's rate since the line
+    before, 0 where the count did not move."""
+    out = io.StringIO()
+    printer = ProgressPrinter(out)
+    level = ProgressSnapshot(seconds=50.0, depth=9, generated=290_000, distinct=140_000, queue=86_000)
+    printer(level)
+    printer(attrs.evolve(level, seconds=70.0, level_done=2, level_size=4, level_unit="tasks"))
+    printer(attrs.evolve(level, seconds=80.0, level_done=3, level_size=4, level_unit="tasks"))
+    printer(attrs.evolve(level, seconds=82.0, depth=10, generated=722_000))
+    printer(attrs.evolve(level, seconds=92.0, depth=10, generated=722_000))
+    printer(attrs.evolve(level, seconds=102.0, depth=10, generated=782_000))
+    rates = [line.split("generated (")[1].split(")")[0] for line in out.getvalue().splitlines()]
+    assert rates == ["348,000 s/min", "counted when the level ends", "counted when the level ends",
+                     "810,000 s/min", "0 s/min", "360,000 s/min"]
+
+
 def test_the_displays_show_progress_within_a_level_and_memory_against_the_budget() -> None:
     """A snapshot within a level shows how much of the level is done, and the memory against
     --max-memory, on the live display and in the plain line; a phase ("starting Spark") is shown
