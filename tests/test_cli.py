@@ -87,8 +87,9 @@ def test_explore_help() -> None:
         assert option in result.stdout
 
 
-def test_a_spark_level_line_tells_a_checked_level_and_a_cut_one_from_an_expanded_one(capsys: pytest.CaptureFixture[str]
-                                                                                     ) -> None:
+def test_spark_level_lines_tell_a_checked_level_and_a_cut_one(capsys: pytest.CaptureFixture[str]) -> None:
+    """A level at a bound is checked, not expanded, and a level cut to --max-states says its new states are the part
+    that fits; the line of a level expanded whole is as it was."""
     from kmc.commands.explore import _print_level
     from spark_explore.manifest import LevelRecord
 
