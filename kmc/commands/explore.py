@@ -443,14 +443,13 @@ def _print_level(record: LevelRecord) -> None:
     """One line per level of a Spark run, on stderr beside the progress lines. A level at a bound is checked and not
     expanded; a level cut to ``--max-states`` says so beside its new states."""
     rate = record.frontier / record.seconds if record.seconds > 0 else 0.0
-    if not record.expanded:
-        print(f"Level {record.depth}: {record.frontier:,} states checked, not expanded (a bound), "
-              f"{record.distinct_total:,} distinct states found, {record.seconds:.2f}s ({rate:,.0f} states/s).",
-              file=sys.stderr, flush=True)
-        return
-    kept = " (the part of the level within --max-states)" if record.truncated else ""
-    print(f"Level {record.depth}: {record.frontier:,} states expanded, {record.generated:,} states generated, "
-          f"{record.new:,} new{kept}, {record.distinct_total:,} distinct states found, {record.seconds:.2f}s "
+    if record.expanded:
+        kept = " (the part of the level within --max-states)" if record.truncated else ""
+        done = (f"{record.frontier:,} states expanded, {record.generated:,} states generated, "
+                f"{record.new:,} new{kept}")
+    else:
+        done = f"{record.frontier:,} states checked, not expanded (a bound)"
+    print(f"Level {record.depth}: {done}, {record.distinct_total:,} distinct states found, {record.seconds:.2f}s "
           f"({rate:,.0f} states/s).", file=sys.stderr, flush=True)
 
 
