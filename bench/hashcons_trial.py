@@ -613,11 +613,11 @@ def main(argv: list[str] | None = None) -> int:
           f"{medians['as it is'] / (medians['bytes'] + key_numbers):.1f}x (the search's fingerprints) and "
           f"{medians['digests'] + key_numbers:.2f} s, {medians['as it is'] / (medians['digests'] + key_numbers):.1f}x")
     kept = held(numbers, found, rows, levels)
-    per_state = kept["distinct"]
+    distinct = kept["distinct"]
     print(f"the hit's dictionaries, forgotten level by level: at most {kept['entries']:,} entries, "
-          f"{kept['peak_bytes'] / 2**20:.1f} MB at their peak ({kept['peak_bytes'] / per_state:.1f} bytes a state of "
-          f"{per_state:,}); at most {kept['orphans']:,} tables and controllers held by them alone after a level, "
-          f"{kept['orphan_bytes'] / 2**20:.1f} MB ({kept['orphan_bytes'] / per_state:.1f} bytes a state)")
+          f"{kept['peak_bytes'] / 2**20:.1f} MB at their peak ({kept['peak_bytes'] / distinct:.1f} bytes a state of "
+          f"{distinct:,}); at most {kept['orphans']:,} tables and controllers held by them alone after a level, "
+          f"{kept['orphan_bytes'] / 2**20:.1f} MB ({kept['orphan_bytes'] / distinct:.1f} bytes a state)")
     return 0
 
 if __name__ == "__main__":
