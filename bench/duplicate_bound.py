@@ -1,7 +1,7 @@
 """The bound on making duplicate successors cheap: the local search when a transition to a state already generated costs
 nothing, beside the search as it is.
 
-Most of what the Kafka model's search generates it has generated before: on the default scenario 898,708 transitions
+Most of what the Kafka model's search generates it has generated before: on the default scenario 898,707 transitions
 reach 326,744 distinct states, so about two transitions in three make a successor, encode it, hash it and check the
 transition properties on it only for the engine to find its fingerprint among the states already seen. Every lever
 that makes such a duplicate cheaper (a state of part numbers, a fingerprint worked out from the parent's and the
@@ -34,7 +34,8 @@ generated so far, the level's new states) are charged to the bound's searches, n
     python bench/duplicate_bound.py [--scenario default] [--rounds 2]
 
 CPU seconds of each whole search, the searches alternating round by round, medians printed, and what a duplicate costs
-as it is, split into the step, the transition checks and the encoding with its hash. Figures: docs/performance.md.
+as it is, split into finding its effect, applying it, the transition checks and the encoding with its hash. Figures:
+docs/performance.md.
 """
 
 from __future__ import annotations
