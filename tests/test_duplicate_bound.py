@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from explorer import bfs
+from model.zk import transition_memo
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO = "controller-failover"  # 5,228 distinct states, 12,231 generated (tests/test_scenarios_pinned.py)
@@ -27,9 +28,13 @@ def _bound() -> Any:
 
 def _child(bound: Any, search: str, record: Path, monkeypatch: pytest.MonkeyPatch,
            capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    """One search in this process, the engine's functions the bound replaces restored afterwards."""
+    """One search in this process, the engine's and the memos' functions the bound replaces restored afterwards."""
     monkeypatch.setattr(bfs, "expand_batch", bfs.expand_batch)
     monkeypatch.setattr(bfs._Search, "_expand_level", bfs._Search._expand_level)
+    for memo in (transition_memo.BrokerStepMemo, transition_memo.ControllerStepMemo,
+                 transition_memo.EnvironmentStepMemo):
+        for name in ("_apply", "_watched_step"):
+            monkeypatch.setattr(memo, name, memo.__dict__[name])
     bound.child(search, SCENARIO, record)
     figures: dict[str, Any] = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     return figures
@@ -67,6 +72,20 @@ def test_the_duplicates_are_the_transitions_to_states_generated_before(
     _child(bound, "record", record_path, monkeypatch, capsys)
     figures = _child(bound, "free", record_path, monkeypatch, capsys)
     assert (figures["distinct"], figures["generated"], figures["duplicates"]) == (5228, 12231, 12231 - 5228)
+
+
+def test_the_memos_are_left_as_they_were(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """The ``keyed`` search wraps the memos' ``_apply`` and ``_watched_step`` in its process; a test running it in
+    this one leaves them as they were."""
+    memos = (transition_memo.BrokerStepMemo, transition_memo.ControllerStepMemo, transition_memo.EnvironmentStepMemo)
+    before = [(memo.__dict__["_apply"], memo.__dict__["_watched_step"]) for memo in memos]
+    bound = _bound()
+    record_path = tmp_path / "record"
+    with monkeypatch.context() as patched:
+        _child(bound, "record", record_path, patched, capsys)
+        _child(bound, "keyed", record_path, patched, capsys)
+    assert [(memo.__dict__["_apply"], memo.__dict__["_watched_step"]) for memo in memos] == before
 
 
 def test_bad_rounds_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
