@@ -3,15 +3,18 @@
 The install compiles the controllers' models and their properties; the sources stay the reference. Each scenario
 below is searched breadth-first twice, in fresh interpreters, once with the compiled modules and once with
 ``KMC_PURE_PYTHON=1`` (every module from its source): every successor's bytes (duplicates included, in the order the
-search generates them) and every finding with its evidence must be the same.
+search generates them), every finding with its evidence and the steps each transition memo took in full must be the
+same.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import sysconfig
 from importlib.machinery import ExtensionFileLoader, SourceFileLoader
 from pathlib import Path
 from typing import Any
@@ -26,12 +29,24 @@ ROOT = Path(__file__).resolve().parent.parent
 
 #: The search of the child, for each ``scenario:limit`` argument: the engine's own expansion (``expand_batch``:
 #: successors, their bytes and every property), breadth-first, to ``limit`` distinct states; a SHA-256 over everything
-#: it produced. One line of JSON: scenario -> figures.
+#: it produced, and how many steps each transition memo took in full (the memos watch what a step reads through
+#: list and dict subclasses, which compiled code must not bypass, nor read more of). One line of JSON: scenario ->
+#: figures.
 _CHILD = """
-import hashlib, json, sys
+import collections, hashlib, json, sys
 from explorer.expand import ActionNames, PropertySet, expand_batch
 from kmc import compose
 from model.compiled import compiled_modules
+from model.zk import transition_memo
+
+# The steps each memo takes in full: a read its watch notes, or misses, in one build and not the other changes them.
+taken = collections.Counter()
+for memo in (transition_memo.BrokerStepMemo, transition_memo.ControllerStepMemo, transition_memo.EnvironmentStepMemo):
+    for method in ("_step", "_watched_step"):
+        def counted(self, *args, _method=vars(memo)[method], _name=f"{memo.__name__}.{method}"):
+            taken[_name] += 1
+            return _method(self, *args)
+        setattr(memo, method, counted)
 
 results = {}
 for argument in sys.argv[1:]:
@@ -56,7 +71,9 @@ for argument in sys.argv[1:]:
             if data not in seen:
                 seen.add(data)
                 level.append(data)
-    results[name] = {"distinct": len(seen), "generated": generated, "findings": found, "digest": digest.hexdigest()}
+    results[name] = {"distinct": len(seen), "generated": generated, "findings": found, "digest": digest.hexdigest(),
+                     "taken": dict(taken)}
+    taken.clear()
 print(json.dumps({"scenarios": results, "compiled": list(compiled_modules())}))
 """
 
@@ -96,10 +113,12 @@ def test_compiled_modules_give_what_their_sources_give() -> None:
 
 
 def test_the_install_compiled_the_hot_modules() -> None:
-    """The README's install command builds the compiled modules (a C compiler and Cython, which the build fetches,
-    are all it needs); a build that fell back to the sources, silently slower, fails here."""
+    """The README's install command builds the compiled modules where there is a C compiler (Cython the build
+    fetches); a build that fell back to the sources there, silently slower, fails here."""
     if os.environ.get(compiled.PURE_PYTHON) == "1":
         pytest.skip("KMC_PURE_PYTHON=1: every module runs from its source")
+    if shutil.which(sysconfig.get_config_var("CC").split()[0] if sysconfig.get_config_var("CC") else "cc") is None:
+        pytest.skip("no C compiler on this machine: the install left the model to its sources (README, Quickstart)")
     import model.zk.transition_memo as memo
 
     assert _built(), "model/compiled.json is missing: reinstall with `python3 -m pip install -c constraints.txt -e .`"
