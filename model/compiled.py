@@ -22,7 +22,7 @@ import os
 import sys
 from collections.abc import Sequence
 from importlib.machinery import ExtensionFileLoader, ModuleSpec, PathFinder
-from importlib.util import spec_from_file_location
+from importlib.util import module_from_spec, spec_from_file_location
 from pathlib import Path
 from types import ModuleType
 
@@ -76,6 +76,24 @@ def install() -> CompiledOrSource:
     finder = CompiledOrSource(built if isinstance(built, dict) else {}, os.environ.get(PURE_PYTHON, "") == "1")
     sys.meta_path.insert(0, finder)
     return finder
+
+
+def generated(name: str) -> ModuleType | None:
+    """The compiled module ``name`` of functions the model generates (:func:`model.zk.state.schema.define_functions`),
+    imported, or None: not built, or ``KMC_PURE_PYTHON=1``. Its name holds the hash of the source it was compiled
+    from, so a module found is that source's."""
+    finder = install()
+    parent = sys.modules.get(name.rpartition(".")[0])
+    if finder.pure or parent is None:
+        return None
+    spec = PathFinder.find_spec(name, parent.__path__)
+    if spec is None or not isinstance(spec.loader, ExtensionFileLoader):
+        return None
+    module = module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[name] = module
+    finder.compiled.append(name)
+    return module
 
 
 def compiled_modules() -> tuple[str, ...]:

@@ -1,6 +1,7 @@
 """The compiled modules (``setup.py``'s Cython build, :mod:`model.compiled`) against their sources.
 
-The install compiles the controllers' models and their properties; the sources stay the reference. Each scenario
+The install compiles the controllers' models and their properties, and the functions the codec and the step generate
+from the state classes; the sources (and ``exec``) stay the reference. Each scenario
 below is searched breadth-first twice, in fresh interpreters, once with the compiled modules and once with
 ``KMC_PURE_PYTHON=1`` (every module from its source): every successor's bytes (duplicates included, in the order the
 search generates them), every finding with its evidence and the steps each transition memo took in full must be the
@@ -108,6 +109,7 @@ def test_compiled_modules_give_what_their_sources_give() -> None:
     assert pure["compiled"] == []
     assert {"model.zk.transition_memo", "model.kraft.kraft_model", "invariants.kafka_properties"} <= set(
         built["compiled"])
+    assert any(name.startswith("model.zk.state.generated_") for name in built["compiled"])
     for name in scenarios:
         assert built["scenarios"][name] == pure["scenarios"][name], name
 
@@ -122,8 +124,12 @@ def test_the_install_compiled_the_hot_modules() -> None:
     import model.zk.transition_memo as memo
 
     assert _built(), "model/compiled.json is missing: reinstall with `python3 -m pip install -c constraints.txt -e .`"
+    import model.zk.state.codec  # noqa: F401  (its generated functions)
+
     assert "model.zk.transition_memo" in compiled.compiled_modules(), (
         f"model.zk.transition_memo runs from {memo.__file__}: its compiled module is missing or older than its source")
+    assert any(name.startswith("model.zk.state.generated_") for name in compiled.compiled_modules()), (
+        "the codec's generated functions run from exec: the install did not compile them (setup.py, _generated)")
 
 
 def test_a_compiled_module_is_taken_only_for_the_source_it_was_built_from() -> None:

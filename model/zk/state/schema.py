@@ -18,6 +18,7 @@ here encodes, compares or renames them.
 from __future__ import annotations
 
 import enum
+import hashlib
 import types
 import typing
 from collections.abc import Callable
@@ -25,6 +26,8 @@ from functools import cache
 from typing import Annotated, Any
 
 import attrs
+
+from model import compiled
 
 
 class _BrokerIdMark:
@@ -136,6 +139,20 @@ def mentions(t: Any, predicate: Callable[[Any], bool]) -> bool:
     return is_state_class(t) and any(mentions(f.type, predicate) for f in state_fields(t))
 
 
+#: The sources :func:`define_functions` was given in this process, in order: (module name, module text), what the
+#: install compiles (``setup.py`` imports the codec and the step to collect them).
+GENERATED: list[tuple[str, str]] = []
+
+
+def generated_module(source: str, namespace: dict[str, Any]) -> tuple[str, str]:
+    """The name and text of the module that defines the functions of ``source``: the names ``namespace`` gives
+    them first (each ``None``, set when the module is used, so that a compiler sees them as the module's globals),
+    then ``source``. The name holds the SHA-256 of the text, so a module compiled from it is the code of these very
+    functions."""
+    text = "".join(f"{key} = None\n" for key in namespace if key.isidentifier() and not key.startswith("__")) + source
+    return f"model.zk.state.generated_{hashlib.sha256(text.encode()).hexdigest()[:20]}", text
+
+
 def define_functions(source: str, name: str, namespace: dict[str, Any]) -> dict[str, Any]:
     """Define the functions of ``source`` in ``namespace`` and return it: the model's one use of ``exec``.
 
@@ -144,6 +161,20 @@ def define_functions(source: str, name: str, namespace: dict[str, Any]) -> dict[
     ``__init__``: the codec's part writers and readers and the step's thaw and freeze functions are written as
     the straight-line code one would write by hand, because they are the model's hot path (a derivation by
     loops over the fields made ``next_state`` 18 % slower). ``tests/test_reliability_security.py`` allows
-    this function, and only it."""
-    exec(compile(source, f"<{name}: generated from the state classes>", "exec"), namespace)
+    this function, and only it.
+
+    The install compiles these functions too (``setup.py``, :mod:`model.compiled`): where the module compiled from
+    this very source is there (:func:`generated_module`: its name holds the text's hash), the functions are its own,
+    its globals given ``namespace``; else, and with ``KMC_PURE_PYTHON=1``, they are defined by ``exec``."""
+    module_name, text = generated_module(source, namespace)
+    GENERATED.append((module_name, text))
+    module = compiled.generated(module_name)
+    if module is None:
+        exec(compile(source, f"<{name}: generated from the state classes>", "exec"), namespace)
+        return namespace
+    defined = {key: value for key, value in vars(module).items() if getattr(value, "__module__", None) == module_name}
+    for key, value in namespace.items():
+        if key not in defined:
+            setattr(module, key, value)
+    namespace.update(defined)
     return namespace
