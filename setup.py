@@ -44,6 +44,7 @@ def _generated() -> dict[str, Path]:
     """The functions the model generates from its state classes (the codec's, the step's: ``schema.define_functions``),
     written as modules under ``build/generated``: module name -> module file. Collected by importing the codec and the
     step from the sources (with attrs, which the build has); none when that fails."""
+    pure = os.environ.get("KMC_PURE_PYTHON")
     os.environ["KMC_PURE_PYTHON"] = "1"  # the sources' own generated functions, not a compiled module already built
     sys.path.insert(0, str(ROOT))
     try:
@@ -55,7 +56,10 @@ def _generated() -> dict[str, Path]:
         return {}
     finally:
         sys.path.remove(str(ROOT))
-        del os.environ["KMC_PURE_PYTHON"]
+        if pure is None:
+            del os.environ["KMC_PURE_PYTHON"]
+        else:
+            os.environ["KMC_PURE_PYTHON"] = pure
     written: dict[str, Path] = {}
     for name, text in GENERATED:
         path = Path("build", "generated", *name.split(".")).with_suffix(".py")
