@@ -611,7 +611,12 @@ class ControllerStepMemo(_Memo):
         channels.watch = watch
         step.channels = channels
         step.remove_broker_channel = _DroppingChannel(step, watch, dict(state.channels))  # type: ignore[method-assign]
-        taken = self.take(step, action, settle=False)
+        try:
+            taken = self.take(step, action, settle=False)
+        finally:
+            # Not recording, the watched channel drop is Step's own; without it the step and its watch hold no
+            # reference cycle and go when the step does, not at the cyclic collector's next pass.
+            del step.remove_broker_channel
         watch.recording = queue_read.recording = False
         self.read_queue = queue_read.read or not step.events.head_taken
         if watch.whole or "brokers" in step.__dict__:
