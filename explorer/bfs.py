@@ -39,10 +39,8 @@ that ``resume`` continues from there and ends with the counts of an uninterrupte
 
 from __future__ import annotations
 
-import gc
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +50,7 @@ import numpy as np
 from explorer import checkpoint as checkpoints
 from explorer.checkpoint import Checkpoint, LocalManifest, ResumeError, StoredDiscovery
 from explorer.contract import Model, PropertyKind
-from explorer.expand import ActionNames, Finding, PropertySet, expand_batch
+from explorer.expand import ActionNames, Finding, PropertySet, expand_batch, rarer_young_collections
 from explorer.fingerprint import FINGERPRINT_BITS, as_int, fingerprint, fingerprints_of
 from explorer.integrity import check_same_search
 from explorer.progress import ProgressSnapshot
@@ -72,8 +70,7 @@ from explorer.results import (
 from explorer.stopping import Limits, release_free_memory, resident_memory
 from explorer.visited import NO_ACTION, Frontier, NewStates, NextLevel, Visited
 
-__all__ = ["BfsOptions", "Checkpointing", "ResumeError", "bound_reached", "path_to", "rarer_young_collections",
-           "run_bfs"]
+__all__ = ["BfsOptions", "Checkpointing", "ResumeError", "bound_reached", "path_to", "run_bfs"]
 
 # States expanded in one batch; between two batches the search looks at the clock, the memory and
 # the stop request, and reports progress.
@@ -140,27 +137,6 @@ def run_bfs(model: Model[Any, Any], options: BfsOptions | None = None) -> Explor
     """
     with rarer_young_collections():
         return _Search(model, options or BfsOptions()).run()
-
-
-#: The cyclic garbage collector's first threshold during a search (CPython's default is 700).
-_YOUNG_THRESHOLD = 50_000
-
-
-@contextmanager
-def rarer_young_collections() -> Iterator[None]:
-    """Run the cyclic garbage collector's youngest generation less often while searching.
-
-    A search allocates a few container objects per successor (the model's states) that reference
-    counting frees as soon as the successor is encoded; with the default threshold the collector
-    walks them every 700 allocations, 2-3% of a toy-controller search. Cycles are still collected,
-    later; the thresholds are restored afterwards.
-    """
-    thresholds = gc.get_threshold()
-    gc.set_threshold(max(thresholds[0], _YOUNG_THRESHOLD), *thresholds[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
 
 
 @attrs.frozen

@@ -56,7 +56,7 @@ from hypothesis.stateful import (
 )
 
 from explorer.contract import Model, Property, PropertyKind
-from explorer.expand import Expansion, PropertySet, Successor, expand
+from explorer.expand import Expansion, PropertySet, Successor, expand, rarer_young_collections
 from explorer.fingerprint import fingerprint
 from explorer.replay import describe_trace, run_actions
 from explorer.results import ActionCoverage, Discovery, ExplorationResult, Outcome, Statistics, never_found
@@ -452,7 +452,8 @@ def run_hypothesis(model: Model[Any, Any], options: HypothesisOptions | None = N
     violations: list[Discovery] = []
     reason = ""
     try:
-        run_state_machine_as_test(machine, settings=hypothesis_settings(options, model))
+        with rarer_young_collections():
+            run_state_machine_as_test(machine, settings=hypothesis_settings(options, model))
     except KeyboardInterrupt:
         reason = (f"interrupted after {collector.examples:,} examples; run again with the same seed "
                   "(a violation found before the interrupt was not yet saved)")

@@ -38,7 +38,7 @@ from typing import Any, TextIO
 import attrs
 
 from explorer.contract import Model
-from explorer.expand import PropertySet, Successor, expand
+from explorer.expand import PropertySet, Successor, expand, rarer_young_collections
 from explorer.fingerprint import fingerprint
 from explorer.replay import ReplayError
 from explorer.results import (
@@ -369,18 +369,19 @@ def run_simulation(model: Model[Any, Any], options: SimulationOptions | None = N
     tally, visited = Tally(), Visited()
     reason = ""
     try:
-        for walk_numbers in rounds(options.walks):
-            for number in walk_numbers:
-                record = walker.walk(number)
-                tally.add(record.summary)
-                visited.add(record)
-                if options.progress is not None and time.perf_counter() >= next_report:
-                    next_report = time.perf_counter() + options.progress_interval_seconds
+        with rarer_young_collections():
+            for walk_numbers in rounds(options.walks):
+                for number in walk_numbers:
+                    record = walker.walk(number)
+                    tally.add(record.summary)
+                    visited.add(record)
+                    if options.progress is not None and time.perf_counter() >= next_report:
+                        next_report = time.perf_counter() + options.progress_interval_seconds
+                        options.progress(_snapshot(start, tally, len(visited.fingerprints), options.walks))
+                if options.progress is not None:
                     options.progress(_snapshot(start, tally, len(visited.fingerprints), options.walks))
-            if options.progress is not None:
-                options.progress(_snapshot(start, tally, len(visited.fingerprints), options.walks))
-            if tally.violated:
-                break
+                if tally.violated:
+                    break
     except KeyboardInterrupt:
         reason = interrupted_reason(tally.walks, options.walks)
     return simulation_result(walker, options, tally, len(visited.fingerprints), visited.distinct_by_action(),

@@ -89,10 +89,10 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from explorer.bfs import KEEP_STATES, bound_reached, rarer_young_collections
+from explorer.bfs import KEEP_STATES, bound_reached
 from explorer.checkpoint import ResumeError, finished_run
 from explorer.contract import Model, ModelFactory, Property
-from explorer.expand import ActionNames, PropertySet, expand_batch
+from explorer.expand import ActionNames, PropertySet, expand_batch, rarer_young_collections
 from explorer.fingerprint import (
     FINGERPRINT_BITS,
     array_checksum,
