@@ -76,6 +76,7 @@ def test_steps_taken_under_the_watch_leave_no_reference_cycle(name: str) -> None
     scenarios' controller steps drop channels, the watched step's own ``remove_broker_channel``."""
     model = KafkaControllerModel(compose.resolve_scenario(name))
     transitions = list(_transitions(model, 400))
+    enabled = gc.isenabled()
     gc.collect()
     gc.disable()
     gc.set_debug(gc.DEBUG_SAVEALL)
@@ -87,7 +88,8 @@ def test_steps_taken_under_the_watch_leave_no_reference_cycle(name: str) -> None
     finally:
         gc.set_debug(0)
         gc.garbage.clear()
-        gc.enable()
+        if enabled:
+            gc.enable()
     assert not garbage, garbage.most_common(8)
 
 

@@ -614,8 +614,9 @@ class ControllerStepMemo(_Memo):
         try:
             taken = self.take(step, action, settle=False)
         finally:
-            # Not recording, the watched channel drop is Step's own; without it the step and its watch hold no
-            # reference cycle and go when the step does, not at the cyclic collector's next pass.
+            # The watch records no more, so a channel dropped from here on is dropped as Step drops it; without
+            # the attribute, the step and the _DroppingChannel that holds it form no cycle, and the step and its
+            # watches go by reference counting rather than at the cyclic collector's next pass.
             del step.remove_broker_channel
         watch.recording = queue_read.recording = False
         self.read_queue = queue_read.read or not step.events.head_taken
