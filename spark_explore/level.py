@@ -33,6 +33,7 @@ its :class:`~explorer.contract.ModelFactory` once per Python worker process and 
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -103,6 +104,21 @@ def worker_model(factory: ModelFactory[Any, Any]) -> tuple[Model[Any, Any], Prop
     return cached
 
 
+def spare_the_collection_after_the_task() -> None:
+    """Move what the task leaves alive in this worker to the cyclic collector's permanent generation.
+
+    PySpark's daemon runs ``gc.collect()`` after every task of a reused Python worker (``pyspark/daemon.py``,
+    ``manager``): a full collection, which walks the whole heap. A worker's heap holds what its tasks build for
+    the next ones, the model's transition memos and codec parts first, so those collections grew with it and
+    took a fifth of the workers' time on the default scenario. The young generations are collected first, so
+    that the task's own cyclic garbage is not frozen. Frozen objects are still freed by reference counting when
+    the memos drop them; only a reference cycle that a model makes among objects older than the task and drops
+    later would stay (the Kafka models' steps make none: ``tests/test_transition_memo.py``).
+    """
+    gc.collect(1)
+    gc.freeze()
+
+
 # The visited fingerprints of the level being expanded, memory-mapped once per worker process.
 _VISITED: dict[str, np.ndarray] = {}
 
@@ -145,6 +161,7 @@ def partition_expander(
         context = TaskContext.get()
         partition = context.partitionId() if context is not None else 0
         notes.add({partition: PartitionNotes(tuple(sorted(generated.items())), tuple(findings))})
+        spare_the_collection_after_the_task()
 
     return expand_partition
 

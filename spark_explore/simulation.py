@@ -39,7 +39,7 @@ from explorer.simulation import (
     rounds,
     simulation_result,
 )
-from spark_explore.level import worker_model
+from spark_explore.level import spare_the_collection_after_the_task, worker_model
 from spark_explore.session import DEFAULT_MASTER, build_session
 
 if TYPE_CHECKING:
@@ -75,6 +75,7 @@ def walk_partition(factory: ModelFactory[Any, Any], options: SimulationOptions
         for number in numbers:
             record = walker.walk(number)
             yield record.summary, tuple((name, fp) for fp, name in record.visited())
+        spare_the_collection_after_the_task()
 
     return run
 
