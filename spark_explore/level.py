@@ -109,11 +109,11 @@ def spare_the_collection_after_the_task() -> None:
 
     PySpark's daemon runs ``gc.collect()`` after every task of a reused Python worker (``pyspark/daemon.py``,
     ``manager``): a full collection, which walks the whole heap. A worker's heap holds what its tasks build for
-    the next ones, the model's transition memos and codec parts first, so those collections grew with it and
-    took a fifth of the workers' time on the default scenario. The young generations are collected first, so
-    that the task's own cyclic garbage is not frozen. Frozen objects are still freed by reference counting when
-    the memos drop them; only a reference cycle that a model makes among objects older than the task and drops
-    later would stay (the Kafka models' steps make none: ``tests/test_transition_memo.py``).
+    the next ones, the model's transition memos and codec parts first, and that collection grows with it: a fifth
+    of the workers' time on the default scenario with every level a Spark job. The young generations are collected
+    first, so that the task's own cyclic garbage is not frozen. Frozen objects are still freed by reference
+    counting when the memos drop them; only a reference cycle that a model makes among objects older than the
+    task and drops later would stay (the Kafka models' steps make none: ``tests/test_transition_memo.py``).
     """
     gc.collect(1)
     gc.freeze()
