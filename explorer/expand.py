@@ -125,10 +125,10 @@ def rarer_young_collections() -> Iterator[None]:
     Expanding a state allocates a few container objects per successor (the model's states) that reference
     counting frees as soon as the successor is encoded; with the default threshold the collector walks them
     every 700 allocations, 2-3% of a toy-controller search. Fewer young collections also move fewer objects to
-    the older generations: a walk or a Hypothesis example keeps what the model's transition memos hold, and
-    with the default thresholds the whole heap was walked again and again as it grew (full collections were
-    13% of ``kmc simulate`` on ``large-6brokers-3racks``). Cycles are still collected, later; the thresholds
-    are restored afterwards.
+    the older generations: walks and Hypothesis examples keep what the model's transition memos hold, and with
+    the default thresholds full collections walk that whole growing heap again and again (13% of ``kmc simulate``
+    on ``large-6brokers-3racks``: docs/performance.md). Cycles are still collected, later; the thresholds are
+    restored afterwards.
     """
     thresholds = gc.get_threshold()
     gc.set_threshold(max(thresholds[0], _YOUNG_THRESHOLD), *thresholds[1:])
