@@ -50,11 +50,11 @@ A level is expanded in one of two ways:
 
 The Spark session is started in a background thread (:class:`spark_explore.session.SessionStart`) while the
 driver expands the first levels, as soon as the levels grow so that one of the next ones is likely to be a
-Spark job (the estimated time of the next level reaches half of the bound above that applies then: levels grow
-up to twofold per step early in a search, and a session takes several seconds to start); a search whose levels
-all stay small never starts one, and never waits for it (a JVM starting for nothing would also take a core
-from the driver). Nothing is cached between levels: each level is read back from its own files, which cuts the
-lineage.
+Spark job (the level after the next, its size projected by the last level's growth, is estimated at the bound
+above that applies then: levels grow up to twofold per step early in a search, and a session takes several
+seconds to start); a search whose levels all stay small, or stop growing under the bound, never starts one,
+and never waits for it (a JVM starting for nothing would also take a core from the driver). Nothing is cached
+between levels: each level is read back from its own files, which cuts the lineage.
 
 The driver then picks per property the finding with the smallest
 :meth:`~explorer.results.Candidate.key` and rewrites the manifest. Counterexamples are rebuilt by
@@ -150,14 +150,15 @@ if TYPE_CHECKING:
 
 ENGINE = "spark"
 
-#: A level is expanded on the driver when its estimated time there is below this many seconds (see
-#: the module docstring; measured with ``bench/run.py``: a Spark level costs about a second more
-#: than its expansion on two cores, and two workers expand at most 1.2 times as fast as the driver).
-DEFAULT_DRIVER_SECONDS = 8.0
+#: A level is expanded on the driver when its estimated time there is below this many seconds (see the module
+#: docstring). Measured with ``bench/spark_costs.py kafka-large`` (2026-11-28, the model compiled, each task's
+#: survivors frozen): on Python workers already started, a Spark level took 61-74 µs a frontier state on two cores
+#: against the driver's 93-121 µs, and a level the driver expands in about 1.1 s took 1.1-1.35 s as a Spark job.
+DEFAULT_DRIVER_SECONDS = 2.0
 #: Until the run's first Spark job, a level stays on the driver while its estimated time there is under this many
-#: times the budget: the first job of a run costs about twice the driver's time for its level on two cores (its
-#: Python workers start, import the model and begin with empty memos; bench/run.py, 2026-11-27: 15.6 s for a level
-#: of the default scenario that the driver expands in about 7.5 s), which a level just over the budget never wins
+#: times the budget: the first job of a run costs 4-7 s more than later ones, over its level and the next (its
+#: Python workers start, import the model and begin with empty memos; ``bench/spark_costs.py kafka-large``,
+#: 2026-11-28: 10.1-10.5 s for a level that the driver expands in 5.5 s), which a level of a few seconds never wins
 #: back, and which later jobs, on workers already started, do not pay.
 FIRST_JOB_FACTOR = 3.0
 #: ... and its frontier holds at most this many states (the driver holds a driver level's bytes).
@@ -554,8 +555,8 @@ class _Search:
             rate = record.seconds / max(frontier_size, 1)
             if self.driver_seconds_per_state is None or rate < self.driver_seconds_per_state:
                 self.driver_seconds_per_state = rate
-            if len(new_fps) * self.driver_seconds_per_state >= self._driver_budget() / 2:
-                self._start_session()  # the next levels may well need it
+            if self._next_levels_may_need_spark(frontier_size, len(new_fps)):
+                self._start_session()
         else:
             self.held = None
             record, candidates, new_fps = self._expand_on_spark(depth, frontier_size, room, manifest,
@@ -563,6 +564,18 @@ class _Search:
             self.spark_jobs += 1
         self.fingerprints.add(np.sort(new_fps))
         return record, pick_per_property(candidates)
+
+    def _next_levels_may_need_spark(self, frontier_size: int, new: int) -> bool:
+        """Whether a driver level of ``frontier_size`` states that made ``new`` new ones is a reason to start the
+        session: the level after the next, its size projected by this level's growth (``new / frontier_size``, at
+        least 1), is estimated at the bound that applies (:meth:`_driver_budget`). A session takes several
+        seconds to start, about a level of that size, so it is ready when one is a Spark job; a search at its
+        widest level (growth near 1) whose levels stay under the bound never starts one."""
+        rate = self.driver_seconds_per_state
+        if rate is None:
+            return False
+        growth = max(1.0, new / max(frontier_size, 1))
+        return new * growth * rate >= self._driver_budget()
 
     def _on_driver(self, frontier_size: int) -> bool:
         """Whether the driver expands a level of ``frontier_size`` states itself (module docstring)."""

@@ -27,17 +27,29 @@ def _search(tmp_path: Path, **options: Any) -> _Search:
 
 
 def test_the_first_spark_job_waits_for_a_level_of_three_budgets(tmp_path: Path) -> None:
-    search = _search(tmp_path, driver_seconds=8.0)
-    assert FIRST_JOB_FACTOR == 3.0
+    search = _search(tmp_path)
+    assert (search.options.driver_seconds, FIRST_JOB_FACTOR) == (2.0, 3.0)
     assert search._on_driver(400_000)  # no rate measured yet: the driver measures one
     search.driver_seconds_per_state = 1e-4  # 10,000 states a second
-    assert search._on_driver(50_000)  # 5 s
-    assert search._on_driver(100_000)  # 10 s: past the budget, but the first job would also start the workers
-    assert search._on_driver(230_000)  # 23 s
-    assert not search._on_driver(250_000)  # 25 s
+    assert search._on_driver(10_000)  # 1 s
+    assert search._on_driver(30_000)  # 3 s: past the budget, but the first job would also start the workers
+    assert search._on_driver(59_000)  # 5.9 s
+    assert not search._on_driver(61_000)  # 6.1 s
     search.spark_jobs = 1  # the workers are started: past the budget a level is a Spark job
-    assert search._on_driver(79_000)
-    assert not search._on_driver(81_000)
+    assert search._on_driver(19_000)
+    assert not search._on_driver(21_000)
+
+
+def test_the_session_starts_when_the_level_after_the_next_is_projected_at_the_bound(tmp_path: Path) -> None:
+    search = _search(tmp_path)
+    assert not search._next_levels_may_need_spark(20_000, 40_000)  # no rate measured yet
+    search.driver_seconds_per_state = 1e-4  # 10,000 states a second; the bound 6 s before the first job
+    assert search._next_levels_may_need_spark(20_000, 40_000)  # growing twofold: 80,000 states after the next, 8 s
+    assert not search._next_levels_may_need_spark(30_000, 40_000)  # growing by a third: 53,333 states, 5.3 s
+    assert not search._next_levels_may_need_spark(50_000, 45_000)  # past the widest level: 45,000 states, 4.5 s
+    assert search._next_levels_may_need_spark(70_000, 61_000)  # shrinking, but the next level is over the bound
+    search.spark_jobs = 1  # the bound is the budget, 2 s
+    assert search._next_levels_may_need_spark(30_000, 21_000)
 
 
 def test_the_state_bound_and_a_zero_budget_send_every_level_to_spark(tmp_path: Path) -> None:

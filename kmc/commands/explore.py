@@ -188,7 +188,7 @@ class _Resumed:
               metavar="SECONDS",
               help="Spark engine: a level the driver would expand in under SECONDS (its measured rate times the "
                    "frontier), or under three times SECONDS until the run's first Spark job, is expanded there, "
-                   "without a Spark job (default 8; 0: every level is a Spark job).")
+                   "without a Spark job (default 2; 0: every level is a Spark job).")
 @click.option("--symmetry", is_flag=True,
               help="Explore one state per orbit of the brokers the scenario makes interchangeable (same rack, named "
                    "by no topic placement or reassignment, no topic gaining partitions); counterexamples are "
