@@ -22,16 +22,20 @@ A level is expanded in one of two ways:
   (:class:`explorer.visited.NextLevel`, the local BFS's own code) and written as the next level's Parquet. A
   level is small when the driver's best measured time per state on earlier levels, times the frontier, is
   below ``driver_seconds`` (and the frontier below ``driver_max_states``): a Spark job has a fixed cost of
-  about a second per level (measured in ``bench/``), which a small level cannot win back. Until the run's
-  first Spark job the bound is :data:`FIRST_JOB_FACTOR` times ``driver_seconds``: the first job also starts
-  the workers. A model that offers ``intern_state`` has the new states of a driver level kept beside their
-  bytes (up to :data:`explorer.bfs.KEEP_STATES`), so that the next level, when the driver expands it too,
-  takes them as they are instead of decoding the rows it reads back (whose fingerprints must be those kept, in
-  the same order), and reads the level's bytes only when some of its states were not kept; the bytes are
-  dropped once the level's table is built. The model then forgets what none of those states holds
-  (``retain_parts``) and the memory freed goes back to the system, as in the local BFS (the driver's Arrow
-  buffers come from ``malloc`` for that: :mod:`spark_explore`). The driver's search runs with the cyclic
-  garbage collector's youngest generation collected less often, as the local BFS does;
+  about a second per level (measured in ``bench/``), which a small level cannot win back. The run's first Spark
+  job must also win back :data:`FIRST_JOB_SECONDS`, the cost of workers that begin with empty memos: it is made
+  only when the time Spark is estimated to save on its level, times :data:`LEVELS_AHEAD`, covers that. Spark's
+  time for a state is estimated from the driver's (:data:`WORKER_FACTOR`, :data:`SPARK_SECONDS_PER_STATE`)
+  shared among the master's task slots (``local[N]``'s N; two for a cluster's master, whose executors are not
+  known before they register), so a model whose step is cheap, or a master with one core, keeps its levels on
+  the driver, where Spark would not win the first job's cost back. A model that offers ``intern_state`` has the
+  new states of a driver level kept beside their bytes (up to :data:`explorer.bfs.KEEP_STATES`), so that the
+  next level, when the driver expands it too, takes them as they are instead of decoding the rows it reads back
+  (whose fingerprints must be those kept, in the same order), and reads the level's bytes only when some of its
+  states were not kept; the bytes are dropped once the level's table is built. The model then forgets what
+  none of those states holds (``retain_parts``) and the memory freed goes back to the system, as in the local
+  BFS (the driver's Arrow buffers come from ``malloc`` for that: :mod:`spark_explore`). The driver's search runs
+  with the cyclic garbage collector's youngest generation collected less often, as the local BFS does;
 * **as one Spark job**, when it is large. The driver writes the sorted visited fingerprints to the
   run directory (``visited/fingerprints-NNNN.npy``); the plan
 
@@ -50,11 +54,11 @@ A level is expanded in one of two ways:
 
 The Spark session is started in a background thread (:class:`spark_explore.session.SessionStart`) while the
 driver expands the first levels, as soon as the levels grow so that one of the next ones is likely to be a
-Spark job (the level after the next, its size projected by the last level's growth, is estimated at the bound
-above that applies then: levels grow up to twofold per step early in a search, and a session takes several
-seconds to start); a search whose levels all stay small, or stop growing under the bound, never starts one,
-and never waits for it (a JVM starting for nothing would also take a core from the driver). Nothing is cached
-between levels: each level is read back from its own files, which cuts the lineage.
+Spark job (the level after the next, its size projected by the last level's growth, would be one by the rule
+above: levels grow up to twofold per step early in a search, and a session takes several seconds to start); a
+search whose levels all stay on the driver never starts one, and never waits for it (a JVM starting for nothing
+would also take a core from the driver). Nothing is cached between levels: each level is read back from its own
+files, which cuts the lineage.
 
 The driver then picks per property the finding with the smallest
 :meth:`~explorer.results.Candidate.key` and rewrites the manifest. Counterexamples are rebuilt by
@@ -135,7 +139,7 @@ from spark_explore.level import (
     worker_model,
 )
 from spark_explore.manifest import MANIFEST_NAME, LevelRecord, Manifest, read_manifest, write_manifest
-from spark_explore.session import DEFAULT_MASTER, SessionStart
+from spark_explore.session import DEFAULT_MASTER, SessionStart, is_local_master, local_cores
 from spark_explore.trace import (
     LevelSummary,
     level_dir,
@@ -155,12 +159,20 @@ ENGINE = "spark"
 #: survivors frozen): on Python workers already started, a Spark level took 61-74 µs a frontier state on two cores
 #: against the driver's 93-121 µs, and a level the driver expands in about 1.1 s took 1.1-1.35 s as a Spark job.
 DEFAULT_DRIVER_SECONDS = 2.0
-#: Until the run's first Spark job, a level stays on the driver while its estimated time there is under this many
-#: times the budget: the first job of a run costs 4-7 s more than later ones, over its level and the next (its
-#: Python workers start, import the model and begin with empty memos; ``bench/spark_costs.py kafka-large``,
-#: 2026-11-28: 10.1-10.5 s for a level that the driver expands in 5.5 s), which a level of a few seconds never wins
-#: back, and which later jobs, on workers already started, do not pay.
-FIRST_JOB_FACTOR = 3.0
+#: The first Spark job of a run costs this many seconds more than later ones, over its level and the next: its
+#: Python workers begin with empty memos (``bench/spark_costs.py kafka-large``, 2026-11-28: 4-7 s, 10.1-10.5 s for a
+#: level that the driver expands in 5.5 s). Later jobs, on workers already started, do not pay it.
+FIRST_JOB_SECONDS = 5.0
+#: A Python worker's time for a frontier state is about this many times the driver's, plus
+#: :data:`SPARK_SECONDS_PER_STATE`: it decodes every state it expands, and fills memos of its own (toy-MC3 and
+#: kafka-large, ``bench/spark_costs.py``, 2026-11-28: 26 µs of two cores' time a state where the driver takes 15
+#: µs, and 132 µs where it takes 100 µs, the JVM's share included).
+WORKER_FACTOR = 1.25
+SPARK_SECONDS_PER_STATE = 7.5e-6
+#: The first Spark job is judged on the time Spark saves on its level and on as much work again twice after it: a
+#: search that reaches a level of that size has at least that much ahead (its levels shrink about as they grew;
+#: after the level of their first Spark job, toy-MC3 had 6.4 times its frontier ahead and kafka-large 25 times).
+LEVELS_AHEAD = 3.0
 #: ... and its frontier holds at most this many states (the driver holds a driver level's bytes).
 DEFAULT_DRIVER_MAX_STATES = 500_000
 #: States the driver expands in one batch; between batches it looks at the clock and the stop request.
@@ -336,6 +348,10 @@ class _Search:
         self.fingerprints = FingerprintSet(self.bits)
         self.driver_seconds_per_state: float | None = None
         self.spark_jobs = 0  # the levels expanded as Spark jobs by this process
+        # The tasks Spark runs at once: a local master's cores; a cluster's executors are not known before they
+        # register, and two are assumed, as the session's defaults assume (spark_explore.session.default_conf).
+        master = options.master
+        self.task_slots = local_cores(master) if master is not None and is_local_master(master) else 2
         # The new states of the last level the driver wrote, as the model's intern_state made them: (depth, their
         # fingerprints, the states, None where beyond KEEP_STATES), for the driver's next level.
         self.held: tuple[int, np.ndarray, list[Any]] | None = None
@@ -568,28 +584,31 @@ class _Search:
     def _next_levels_may_need_spark(self, frontier_size: int, new: int) -> bool:
         """Whether a driver level of ``frontier_size`` states that made ``new`` new ones is a reason to start the
         session: the level after the next, its size projected by this level's growth (``new / frontier_size``, at
-        least 1), is estimated at the bound that applies (:meth:`_driver_budget`). A session takes several
-        seconds to start, about a level of that size, so it is ready when one is a Spark job; a search at its
-        widest level (growth near 1) whose levels stay under the bound never starts one."""
-        rate = self.driver_seconds_per_state
-        if rate is None:
-            return False
+        least 1), would be a Spark job (:meth:`_spark_pays`). A session takes several seconds to start, about a
+        level of that size, so it is ready when one is a Spark job; a search at its widest level (growth near 1)
+        whose levels stay on the driver never starts one."""
         growth = max(1.0, new / max(frontier_size, 1))
-        return new * growth * rate >= self._driver_budget()
+        return self._spark_pays(new * growth)
 
     def _on_driver(self, frontier_size: int) -> bool:
         """Whether the driver expands a level of ``frontier_size`` states itself (module docstring)."""
         options = self.options
         if frontier_size > options.driver_max_states or options.driver_seconds <= 0:
             return False
-        rate = self.driver_seconds_per_state
-        return rate is None or frontier_size * rate < self._driver_budget()
+        return not self._spark_pays(frontier_size)
 
-    def _driver_budget(self) -> float:
-        """The estimated driver time under which a level stays on the driver: ``driver_seconds`` once this process
-        ran a Spark job, :data:`FIRST_JOB_FACTOR` times it before."""
-        seconds = self.options.driver_seconds
-        return seconds if self.spark_jobs else seconds * FIRST_JOB_FACTOR
+    def _spark_pays(self, frontier_size: float) -> bool:
+        """Whether a Spark job is estimated to expand a level of ``frontier_size`` states sooner than the driver, by
+        the driver's best measured rate (False before one is measured): the level takes the driver
+        ``driver_seconds`` or more, and, before the run's first Spark job, the time Spark saves on it, times
+        :data:`LEVELS_AHEAD`, is at least :data:`FIRST_JOB_SECONDS` (module docstring)."""
+        rate = self.driver_seconds_per_state
+        if rate is None or frontier_size * rate < self.options.driver_seconds:
+            return False
+        if self.spark_jobs:
+            return True
+        spark_rate = (WORKER_FACTOR * rate + SPARK_SECONDS_PER_STATE) / self.task_slots
+        return frontier_size * (rate - spark_rate) * LEVELS_AHEAD >= FIRST_JOB_SECONDS
 
     def _expand_on_driver(
         self, depth: int, frontier_size: int, room: int | None, manifest: Manifest, *, generate: bool

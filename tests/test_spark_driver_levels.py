@@ -18,36 +18,62 @@ from explorer.contract import ModelFactory
 from kmc.compose import factory_for, resolve_scenario
 from model.zk.kafka_model import KafkaControllerModel
 from spark_explore import bfs as spark_bfs
-from spark_explore.bfs import FIRST_JOB_FACTOR, SparkBfsOptions, _Search, run_spark_bfs
+from spark_explore.bfs import (
+    DEFAULT_DRIVER_MAX_STATES,
+    FIRST_JOB_SECONDS,
+    LEVELS_AHEAD,
+    SparkBfsOptions,
+    _Search,
+    run_spark_bfs,
+)
 
 
 def _search(tmp_path: Path, **options: Any) -> _Search:
     factory: ModelFactory[Any, Any] = ModelFactory(KafkaControllerToy, CONFIGS["MC"])
+    options.setdefault("master", "local[2]")
     return _Search(None, factory, factory(), SparkBfsOptions(tmp_path / "run", **options), None)
 
 
-def test_the_first_spark_job_waits_for_a_level_of_three_budgets(tmp_path: Path) -> None:
+def test_the_first_spark_job_waits_until_spark_is_estimated_to_win_back_its_cost(tmp_path: Path) -> None:
     search = _search(tmp_path)
-    assert (search.options.driver_seconds, FIRST_JOB_FACTOR) == (2.0, 3.0)
+    assert (search.options.driver_seconds, FIRST_JOB_SECONDS, LEVELS_AHEAD, search.task_slots) == (2.0, 5.0, 3.0, 2)
     assert search._on_driver(400_000)  # no rate measured yet: the driver measures one
-    search.driver_seconds_per_state = 1e-4  # 10,000 states a second
+    # 100 µs a state on the driver; a Spark job (1.25 × 100 + 7.5 µs) / 2 = 66.25 µs, saving 33.75 µs a state:
+    # three levels' saving covers the first job's 5 s from 49,383 states on.
+    search.driver_seconds_per_state = 1e-4
     assert search._on_driver(10_000)  # 1 s
-    assert search._on_driver(30_000)  # 3 s: past the budget, but the first job would also start the workers
-    assert search._on_driver(59_000)  # 5.9 s
-    assert not search._on_driver(61_000)  # 6.1 s
+    assert search._on_driver(30_000)  # 3 s: past the budget, but 3 × 1.0 s saved does not cover the first job
+    assert search._on_driver(49_000)
+    assert not search._on_driver(50_000)  # 3 × 1.69 s saved
     search.spark_jobs = 1  # the workers are started: past the budget a level is a Spark job
     assert search._on_driver(19_000)
     assert not search._on_driver(21_000)
 
 
-def test_the_session_starts_when_the_level_after_the_next_is_projected_at_the_bound(tmp_path: Path) -> None:
+def test_a_cheap_step_or_a_single_core_keeps_the_levels_on_the_driver(tmp_path: Path) -> None:
+    """A model whose step costs 15 µs on the driver saves 1.9 µs a state on two cores: no level under the driver's
+    state bound wins the first job's cost back. One core saves nothing; four save more, and sooner."""
+    cheap = _search(tmp_path)
+    cheap.driver_seconds_per_state = 1.5e-5
+    assert cheap._on_driver(DEFAULT_DRIVER_MAX_STATES)  # 7.5 s on the driver, 2.8 s saved over three levels
+    assert not cheap._on_driver(DEFAULT_DRIVER_MAX_STATES + 1)  # the driver would hold too many states
+    one_core = _search(tmp_path, master="local[1]")
+    one_core.driver_seconds_per_state = 1e-4
+    assert one_core.task_slots == 1 and one_core._on_driver(DEFAULT_DRIVER_MAX_STATES)
+    four_cores = _search(tmp_path, master="local[4]")
+    four_cores.driver_seconds_per_state = 1e-4  # 66.9 µs saved a state: the first job from 24,923 states on
+    assert four_cores._on_driver(24_000) and not four_cores._on_driver(25_000)
+    assert _search(tmp_path, master="spark://kafka-ci:7077").task_slots == 2  # executors not known yet
+
+
+def test_the_session_starts_when_the_level_after_the_next_is_projected_to_be_a_spark_job(tmp_path: Path) -> None:
     search = _search(tmp_path)
     assert not search._next_levels_may_need_spark(20_000, 40_000)  # no rate measured yet
-    search.driver_seconds_per_state = 1e-4  # 10,000 states a second; the bound 6 s before the first job
-    assert search._next_levels_may_need_spark(20_000, 40_000)  # growing twofold: 80,000 states after the next, 8 s
-    assert not search._next_levels_may_need_spark(30_000, 40_000)  # growing by a third: 53,333 states, 5.3 s
-    assert not search._next_levels_may_need_spark(50_000, 45_000)  # past the widest level: 45,000 states, 4.5 s
-    assert search._next_levels_may_need_spark(70_000, 61_000)  # shrinking, but the next level is over the bound
+    search.driver_seconds_per_state = 1e-4  # the first job from 49,383 states on (the test above)
+    assert search._next_levels_may_need_spark(20_000, 40_000)  # growing twofold: 80,000 states after the next
+    assert not search._next_levels_may_need_spark(30_000, 35_000)  # growing by a sixth: 40,833 states
+    assert not search._next_levels_may_need_spark(50_000, 45_000)  # past the widest level: 45,000 states
+    assert search._next_levels_may_need_spark(70_000, 50_000)  # shrinking, but the next level is a Spark job
     search.spark_jobs = 1  # the bound is the budget, 2 s
     assert search._next_levels_may_need_spark(30_000, 21_000)
 

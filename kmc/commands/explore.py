@@ -187,8 +187,8 @@ class _Resumed:
 @click.option("--driver-level-seconds", "driver_level_seconds", type=click.FloatRange(min=0, max=86_400), default=None,
               metavar="SECONDS",
               help="Spark engine: a level the driver would expand in under SECONDS (its measured rate times the "
-                   "frontier), or under three times SECONDS until the run's first Spark job, is expanded there, "
-                   "without a Spark job (default 2; 0: every level is a Spark job).")
+                   "frontier) is expanded there, without a Spark job, and so is a larger one until Spark is "
+                   "estimated to win back the run's first job (default 2; 0: every level is a Spark job).")
 @click.option("--symmetry", is_flag=True,
               help="Explore one state per orbit of the brokers the scenario makes interchangeable (same rack, named "
                    "by no topic placement or reassignment, no topic gaining partitions); counterexamples are "
