@@ -139,7 +139,7 @@ from spark_explore.level import (
     worker_model,
 )
 from spark_explore.manifest import MANIFEST_NAME, LevelRecord, Manifest, read_manifest, write_manifest
-from spark_explore.session import DEFAULT_MASTER, SessionStart, is_local_master, local_cores
+from spark_explore.session import DEFAULT_MASTER, SessionStart, master_cores
 from spark_explore.trace import (
     LevelSummary,
     level_dir,
@@ -348,10 +348,7 @@ class _Search:
         self.fingerprints = FingerprintSet(self.bits)
         self.driver_seconds_per_state: float | None = None
         self.spark_jobs = 0  # the levels expanded as Spark jobs by this process
-        # The tasks Spark runs at once: a local master's cores; a cluster's executors are not known before they
-        # register, and two are assumed, as the session's defaults assume (spark_explore.session.default_conf).
-        master = options.master
-        self.task_slots = local_cores(master) if master is not None and is_local_master(master) else 2
+        self.task_slots = master_cores(options.master)  # the tasks Spark runs at once
         # The new states of the last level the driver wrote, as the model's intern_state made them: (depth, their
         # fingerprints, the states, None where beyond KEEP_STATES), for the driver's next level.
         self.held: tuple[int, np.ndarray, list[Any]] | None = None

@@ -93,9 +93,15 @@ def local_cores(master: str) -> int:
     return max(int(inside), 1)
 
 
+def master_cores(master: str | None) -> int:
+    """The tasks ``master`` runs at once, as kmc plans for them: a local master's cores, and two for any other (a
+    cluster's executors are not known before they register; None: the master ``spark-submit`` chose)."""
+    return local_cores(master) if master is not None and is_local_master(master) else 2
+
+
 def default_conf(master: str, *, ui: bool, log4j_file: Path | None) -> dict[str, str]:
     """The settings kmc applies unless the caller overrides them (see the module docstring)."""
-    cores = local_cores(master) if is_local_master(master) else 2
+    cores = master_cores(master)
     conf = {
         "spark.app.name": APP_NAME,
         "spark.ui.enabled": "true" if ui else "false",
