@@ -160,8 +160,9 @@ ENGINE = "spark"
 #: against the driver's 93-121 µs, and a level the driver expands in about 1.1 s took 1.1-1.35 s as a Spark job.
 DEFAULT_DRIVER_SECONDS = 2.0
 #: The first Spark job of a run costs this many seconds more than later ones, over its level and the next: its
-#: Python workers begin with empty memos (``bench/spark_costs.py kafka-large``, 2026-11-28: 4-7 s, 10.1-10.5 s for a
-#: level that the driver expands in 5.5 s). Later jobs, on workers already started, do not pay it.
+#: Python workers begin with empty memos (``bench/spark_costs.py kafka-large``, 2026-11-28: its level of 44,880
+#: states took 8.2-9.0 s, 180-200 µs a state, where the next level took 83 µs a state). Later jobs, on workers
+#: already started, do not pay it.
 FIRST_JOB_SECONDS = 5.0
 #: A Python worker's time for a frontier state is about this many times the driver's, plus
 #: :data:`SPARK_SECONDS_PER_STATE`: it decodes every state it expands, and fills memos of its own (toy-MC3 and
@@ -177,6 +178,8 @@ LEVELS_AHEAD = 3.0
 DEFAULT_DRIVER_MAX_STATES = 500_000
 #: States the driver expands in one batch; between batches it looks at the clock and the stop request.
 _DRIVER_BATCH = 512
+#: The fewest rows a file of a level the driver writes holds (:func:`_write_level_files`): a small level is one file.
+_MIN_FILE_ROWS = 1024
 VISITED_DIR = "visited"
 
 
@@ -349,6 +352,9 @@ class _Search:
         self.driver_seconds_per_state: float | None = None
         self.spark_jobs = 0  # the levels expanded as Spark jobs by this process
         self.task_slots = master_cores(options.master)  # the tasks Spark runs at once
+        # The files a driver level is written as, so that a Spark job expanding it has as many tasks as one
+        # expanding a level Spark wrote (the session's shuffle partitions, spark_explore.session.default_conf).
+        self.level_files = max(2, 2 * self.task_slots)
         # The new states of the last level the driver wrote, as the model's intern_state made them: (depth, their
         # fingerprints, the states, None where beyond KEEP_STATES), for the driver's next level.
         self.held: tuple[int, np.ndarray, list[Any]] | None = None
@@ -507,7 +513,7 @@ class _Search:
              pa.nulls(len(fps), pa.string()), pa.array([rows[fp] for fp in fps], pa.binary())],
             schema=level_arrow_schema(bits),
         )
-        _write_level_file(level_dir(self.run_dir, 0), table)
+        _write_level_files(level_dir(self.run_dir, 0), table, 1)
         self.fingerprints.add(keys)
         manifest = Manifest(
             scenario_hash=self.options.scenario_hash,
@@ -679,7 +685,7 @@ class _Search:
             del next_level  # its rows hold the level's bytes too
             table = new_states_table(new, names, bits)
             new = attrs.evolve(new, data=[])  # the bytes are the table's now, and freed before it is written
-            _write_level_file(level_dir(self.run_dir, depth + 1), table)
+            _write_level_files(level_dir(self.run_dir, depth + 1), table, self.level_files)
             del table
             clock.lap("write (driver)")
             new_fps, truncated = new.fps, new.truncated
@@ -998,12 +1004,22 @@ def level_table(run_dir: Path, depth: int, columns: Sequence[str]) -> pa.Table:
     return ds.dataset(level_dir(run_dir, depth), format="parquet").to_table(columns=list(columns))
 
 
-def _write_level_file(directory: Path, table: pa.Table) -> None:
-    """Write a level computed on the driver as one Parquet file (what a killed driver left there is
-    replaced: only the manifest says which levels are complete)."""
+def _write_level_files(directory: Path, table: pa.Table, files: int) -> None:
+    """Write a level computed on the driver as ``files`` Parquet files of consecutive rows (fewer when a file would
+    hold fewer than :data:`_MIN_FILE_ROWS`), named in their rows' order, which is the order the driver reads them
+    back in (what a killed driver left there is replaced: only the manifest says which levels are complete).
+
+    A Spark job reading the level gives each file a task of its own (a file under
+    ``spark.sql.files.maxPartitionBytes`` is not split, and files smaller than ``spark.sql.files.openCostInBytes``
+    are not packed together when the level has as many files as the session's default parallelism). Spark reads a
+    file of one row group in one task, whatever the cores: written as one file, the level a run's first Spark job
+    expands would be expanded on one core."""
     shutil.rmtree(directory, ignore_errors=True)
     directory.mkdir(parents=True)
-    pq.write_table(table, directory / "part-00000-driver.parquet")
+    files = max(1, min(files, table.num_rows // _MIN_FILE_ROWS))
+    rows = -(-table.num_rows // files)
+    for index in range(files):
+        pq.write_table(table.slice(index * rows, rows), directory / f"part-{index:05d}-driver.parquet")
 
 
 def _remove_visited_files(run_dir: Path) -> None:

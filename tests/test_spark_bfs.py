@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
 from spark_fixtures import (
@@ -33,7 +35,9 @@ from explorer.checkpoint import ResumeError
 from explorer.contract import Model, ModelFactory
 from explorer.fingerprint import fingerprint
 from explorer.results import ExplorationResult, Outcome
+from spark_explore import bfs as spark_bfs
 from spark_explore.bfs import SparkBfsOptions, SparkExploreError, run_spark_bfs
+from spark_explore.columns import level_arrow_schema, level_schema
 from spark_explore.manifest import read_manifest
 from spark_explore.trace import level_dir
 
@@ -152,6 +156,27 @@ def test_driver_levels_make_the_same_search(case: str, levels: dict[str, Any], s
     on_spark, local = explore_both(factory, tmp_path / "run", levels=levels)
     assert_same_result(on_spark, local)
     assert_same_levels_on_disk(tmp_path / "run", on_spark, factory)
+
+
+def test_a_driver_level_is_as_many_spark_tasks_as_its_files(spark: Any, tmp_path: Path) -> None:  # noqa: F811
+    """The driver writes a level as several files of consecutive rows, which it reads back in the order written,
+    and a Spark job reading them runs a task for each, whatever the level's size (Spark reads a file of one row
+    group in one task, which would expand the level of a run's first Spark job on one core)."""
+    for rows in (4 * spark_bfs._MIN_FILE_ROWS, 200_000):
+        fps = np.arange(-rows // 2, rows - rows // 2, dtype=np.int64)
+        table = pa.Table.from_arrays(
+            [pa.array(fps), pa.array(fps - 1), pa.array(np.zeros(rows, np.int32)), pa.array(["a"] * rows),
+             pa.array([bytes(300)] * rows, pa.binary())], schema=level_arrow_schema(64))
+        directory = tmp_path / f"level-{rows}"
+        spark_bfs._write_level_files(directory, table, 4)
+        assert len(list(directory.glob("part-*.parquet"))) == 4
+        back = ds.dataset(directory, format="parquet").to_table(columns=["fp"]).column("fp").to_numpy()
+        assert np.array_equal(back, fps)
+        tasks = spark.read.schema(level_schema(64)).parquet(str(directory)).rdd.glom().map(len).collect()
+        assert sorted(n for n in tasks if n) == [rows // 4] * 4
+    small = tmp_path / "small"
+    spark_bfs._write_level_files(small, table.slice(0, 3 * spark_bfs._MIN_FILE_ROWS - 1), 4)
+    assert len(list(small.glob("part-*.parquet"))) == 2  # no file under _MIN_FILE_ROWS rows
 
 
 @pytest.mark.parametrize("levels", [SPARK_LEVELS, DRIVER_LEVELS], ids=["spark", "driver"])
