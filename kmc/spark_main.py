@@ -3,8 +3,8 @@
 ``spark-submit … main.py SCENARIO.toml --out RUN_ROOT [--max-depth N] …`` takes the options of
 ``kmc explore`` (:func:`kmc.compose.spark_submit_arguments` writes this command and ships this file
 as ``main.py``). The session is started first, from what spark-submit configured, so that the
-exploration reuses it; a scenario shipped with ``--files`` is found where Spark put it. The rest is
-the ``kmc`` command line, the one composition root.
+exploration reuses it, and its master is the one the exploration is told; a scenario shipped with
+``--files`` is found where Spark put it. The rest is the ``kmc`` command line, the one composition root.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             args[0] = _shipped_file(args[0])
         from kmc.cli import main as kmc
 
+        if "--master" not in args:  # the master spark-submit was given: the search plans its tasks by it
+            args += ["--master", str(session.sparkContext.master)]
         kmc(["explore", *args, "--engine", "spark"], prog_name="kmc")
     finally:
         session.stop()

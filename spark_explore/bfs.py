@@ -26,11 +26,11 @@ A level is expanded in one of two ways:
   job must also win back :data:`FIRST_JOB_SECONDS`, the cost of workers that begin with empty memos: it is made
   only when the time Spark is estimated to save on its level, times :data:`LEVELS_AHEAD`, covers that. Spark's
   time for a state is estimated from the driver's (:data:`WORKER_FACTOR`, :data:`SPARK_SECONDS_PER_STATE`)
-  shared among the master's task slots (``local[N]``'s N; two for a cluster's master, whose executors are not
-  known before they register), so a model whose step is cheap, or a master with one core, keeps its levels on
-  the driver, where Spark would not win the first job's cost back. A model that offers ``intern_state`` has the
-  new states of a driver level kept beside their bytes (up to :data:`explorer.bfs.KEEP_STATES`), so that the
-  next level, when the driver expands it too, takes them as they are instead of decoding the rows it reads back
+  shared among the master's task slots (``local[N]``'s N; on a cluster, the cores its executors have registered
+  once the session runs, and two before), so a model whose step is cheap, or a master with one core, keeps its
+  levels on the driver, where Spark would not win the first job's cost back. A model that offers ``intern_state``
+  has the new states of a driver level kept beside their bytes (up to :data:`explorer.bfs.KEEP_STATES`), so that
+  the next level, when the driver expands it too, takes them as they are instead of decoding the rows it reads back
   (whose fingerprints must be those kept, in the same order), and reads the level's bytes only when some of its
   states were not kept; the bytes are dropped once the level's table is built. The model then forgets what
   none of those states holds (``retain_parts``) and the memory freed goes back to the system, as in the local
@@ -47,7 +47,9 @@ A level is expanded in one of two ways:
   2. groups the remaining successors by child fingerprint, keeping the smallest
      ``(parent fingerprint, action index)`` (the parent rule; at 128 bits the struct
      ``(parent_fp_hi, parent_fp_lo, action_index)``, whose order is the same);
-  3. writes them as the Parquet of level ``d+1``.
+  3. writes them as the Parquet of level ``d+1``, a file per shuffle partition, which the next level's job reads
+     a task per file: twice the task slots (:attr:`_Search.level_files`), the number the driver writes its levels
+     in too.
 
   So a level's de-duplication costs the same however many levels came before it (an anti-join
   against every earlier level would read all their Parquet and shuffle it again).
@@ -139,7 +141,7 @@ from spark_explore.level import (
     worker_model,
 )
 from spark_explore.manifest import MANIFEST_NAME, LevelRecord, Manifest, read_manifest, write_manifest
-from spark_explore.session import DEFAULT_MASTER, SessionStart, master_cores
+from spark_explore.session import DEFAULT_MASTER, SessionStart, is_local_master, master_cores
 from spark_explore.trace import (
     LevelSummary,
     level_dir,
@@ -351,10 +353,6 @@ class _Search:
         self.fingerprints = FingerprintSet(self.bits)
         self.driver_seconds_per_state: float | None = None
         self.spark_jobs = 0  # the levels expanded as Spark jobs by this process
-        self.task_slots = master_cores(options.master)  # the tasks Spark runs at once
-        # The files a driver level is written as, so that a Spark job expanding it has as many tasks as one
-        # expanding a level Spark wrote (the session's shuffle partitions, spark_explore.session.default_conf).
-        self.level_files = max(2, 2 * self.task_slots)
         # The new states of the last level the driver wrote, as the model's intern_state made them: (depth, their
         # fingerprints, the states, None where beyond KEEP_STATES), for the driver's next level.
         self.held: tuple[int, np.ndarray, list[Any]] | None = None
@@ -383,6 +381,30 @@ class _Search:
             self.session = SessionStart(options.master, options.conf, checkpoint_dir=self.run_dir, ui=options.ui,
                                         warm_up=partial(_warm_up, self.factory))
         return self.session
+
+    @property
+    def task_slots(self) -> int:
+        """The tasks Spark runs at once: a local master's cores; a cluster's, the cores of the executors registered
+        with the running session (Spark's default parallelism, which kmc leaves to Spark on a cluster:
+        :func:`spark_explore.session.default_conf`), and two before it runs."""
+        master = self.options.master
+        if master is not None and not is_local_master(master) and self.session is not None and self.session.ready:
+            with contextlib.suppress(Exception):  # a session that failed to start has no executors
+                return max(1, int(self.session.get().sparkContext.defaultParallelism))
+        return master_cores(master)
+
+    @property
+    def level_files(self) -> int:
+        """The files a level is written as: a Spark job's shuffle partitions, unless the caller or ``spark-submit``
+        gave a number (:meth:`_set_shuffle_partitions`), and the files a driver level is written as, so that a Spark
+        job expanding either has a task for each: twice the task slots."""
+        return max(2, 2 * self.task_slots)
+
+    def _set_shuffle_partitions(self, spark: SparkSession) -> None:
+        """Have the level's shuffle write :attr:`level_files` partitions, as many as the cores registered now, unless
+        the session was started with a number (kmc's for a local master, or the caller's)."""
+        if not spark.sparkContext.getConf().contains("spark.sql.shuffle.partitions"):
+            spark.conf.set("spark.sql.shuffle.partitions", str(self.level_files))
 
     @property
     def master(self) -> str:
@@ -711,6 +733,7 @@ class _Search:
                 self._start_session().wait()
         spark = self.spark
         self._stop_if_exceeded()  # waiting for the session may have taken the rest of the time
+        self._set_shuffle_partitions(spark)
         group = f"kmc-level-{depth}"
         # Interrupted tasks end at once when the job is cancelled (a stop, the time limit).
         spark.sparkContext.setJobGroup(group, f"kmc: level {depth}", interruptOnCancel=True)

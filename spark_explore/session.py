@@ -14,7 +14,10 @@ so the settings measured on a 2-core machine live here once:
   Java's warnings about incubator modules or native libraries) goes to :data:`JVM_LOG` next to the
   checkpoints, not to the terminal, where it would break into kmc's live display; a JVM that
   cannot start is reported with the end of that file;
-* few shuffle partitions: the default 200 doubles the time of a level on two cores;
+* few shuffle partitions: the default 200 doubles the time of a level on two cores. A local master
+  gets twice its cores, here; on a cluster, whose executors register after the session starts, the
+  search sets twice the cores registered at each Spark level (:mod:`spark_explore.bfs`), unless the
+  caller or ``spark-submit`` gave a number;
 * a checkpoint directory under the run directory;
 * the caller's SIGINT handler is kept: PySpark replaces it with one that calls the JVM from inside
   the signal handler and raises KeyboardInterrupt inside whatever call to the JVM is running,
@@ -24,7 +27,8 @@ so the settings measured on a 2-core machine live here once:
 Everything a local session opens listens on loopback (``SPARK_LOCAL_IP``), the web UI included
 when it is asked for.
 
-Settings given explicitly with ``conf`` always win over these defaults.
+Settings given explicitly with ``conf`` always win over these defaults, and so do the settings
+``spark-submit`` was given (its ``--conf`` options and ``spark-defaults.conf``).
 
 Starting a session costs several seconds (a JVM, then Python workers on the first job), which is
 more than a small search takes. :class:`SessionStart` builds it in a background thread, while the
@@ -94,22 +98,18 @@ def local_cores(master: str) -> int:
 
 
 def master_cores(master: str | None) -> int:
-    """The tasks ``master`` runs at once, as kmc plans for them: a local master's cores, and two for any other (a
-    cluster's executors are not known before they register; None: the master ``spark-submit`` chose)."""
+    """The tasks ``master`` runs at once, as kmc plans for them before a session runs: a local master's cores, and
+    two for any other (a cluster's executors are not known before they register; None: the master
+    ``spark-submit`` chose)."""
     return local_cores(master) if master is not None and is_local_master(master) else 2
 
 
 def default_conf(master: str, *, ui: bool, log4j_file: Path | None) -> dict[str, str]:
     """The settings kmc applies unless the caller overrides them (see the module docstring)."""
-    cores = master_cores(master)
     conf = {
         "spark.app.name": APP_NAME,
         "spark.ui.enabled": "true" if ui else "false",
         "spark.ui.showConsoleProgress": "false",
-        # Two to four partitions per level measured best on two cores; more partitions only add
-        # task overhead, and the frontier of a model checker is rarely big enough to need them.
-        "spark.sql.shuffle.partitions": str(max(2, 2 * cores)),
-        "spark.default.parallelism": str(max(2, 2 * cores)),
         "spark.sql.adaptive.enabled": "true",
         # Each level is written as one file per shuffle partition and the next level is expanded
         # one task per file: coalescing the (small) shuffle partitions of a level into one would
@@ -123,6 +123,13 @@ def default_conf(master: str, *, ui: bool, log4j_file: Path | None) -> dict[str,
         # driver rather than with a Spark job once there are more than 32 of them.
         "spark.sql.sources.parallelPartitionDiscovery.threshold": "4096",
     }
+    if is_local_master(master):
+        # Two to four partitions per level measured best on two cores; more partitions only add task overhead. A
+        # cluster's are left to the search, which sets them from the executors' cores once they have registered
+        # (and Spark's default parallelism is then those cores).
+        partitions = str(max(2, 2 * local_cores(master)))
+        conf["spark.sql.shuffle.partitions"] = partitions
+        conf["spark.default.parallelism"] = partitions
     if log4j_file is not None:
         option = f"-Dlog4j2.configurationFile=file:{log4j_file}"
         conf["spark.driver.extraJavaOptions"] = option
@@ -192,7 +199,14 @@ def build_session(
     settings["spark.app.name"] = app_name
     if under_submit:
         # The launcher already started the JVM: memory and Java options given here would be
-        # ignored, and what spark-submit was told must win over kmc's defaults.
+        # ignored, and what spark-submit was told must win over kmc's defaults (a session's
+        # builder sets its settings over the ones the JVM was started with).
+        from pyspark import SparkConf, SparkContext
+
+        SparkContext._ensure_initialized()  # connects to spark-submit's JVM, whose SparkConf holds what it was told
+        submitted = SparkConf()
+        for key in [key for key in settings if submitted.contains(key)]:
+            del settings[key]
         for key in ("spark.driver.memory", "spark.driver.extraJavaOptions", "spark.app.name"):
             settings.pop(key, None)
     settings.update(conf or {})

@@ -152,12 +152,17 @@ def _kill_group(process: subprocess.Popen[bytes], sig: signal.Signals) -> None:
             os.killpg(process.pid, sig)
 
 
+#: The cores of the module's worker: three, so that the tasks planned by its registered cores (twice as many
+#: shuffle partitions) differ from those planned for a cluster whose executors are not known (two).
+CLUSTER_CORES = 3
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneCluster]:
-    """A master and one two-core worker for the module, stopped at the end."""
+    """A master and one three-core worker for the module, stopped at the end."""
     running = StandaloneCluster(tmp_path_factory.mktemp("cluster"))
     try:
-        running.start(workers=1, cores_per_worker=2)
+        running.start(workers=1, cores_per_worker=CLUSTER_CORES)
         yield running
     finally:
         running.stop()
@@ -213,8 +218,17 @@ def local_result(scenario: str, tmp_path: Path) -> dict[str, Any]:
     return _LOCAL_RESULTS[scenario]
 
 
+def files_per_level(runs: Path) -> list[int]:
+    """The Parquet files of each level of the one run under ``runs``: a Spark level's shuffle partitions that
+    hold states."""
+    (run_dir,) = (path.parent for path in runs.glob("*/manifest.json"))
+    levels = sorted(run_dir.glob("levels/level=*"), key=lambda level: int(level.name.split("=")[1]))
+    return [len(list(level.glob("part-*.parquet"))) for level in levels]
+
+
 def test_cli_on_a_standalone_cluster_matches_local(cluster: StandaloneCluster, tmp_path: Path) -> None:
-    """kmc explore --master spark://127.0.0.1:PORT finds the local BFS's counts, levels and examples."""
+    """kmc explore --master spark://127.0.0.1:PORT finds the local BFS's counts, levels and examples, its levels
+    shuffled into twice as many partitions as the worker registered cores."""
     done = kmc_explore(
         SCENARIO, "--engine", "spark", "--master", cluster.master_url, *ON_SPARK, "--format", "json",
         "--out", str(tmp_path / "runs"), cwd=tmp_path,
@@ -223,15 +237,18 @@ def test_cli_on_a_standalone_cluster_matches_local(cluster: StandaloneCluster, t
     document = json.loads(done.stdout)
     assert (document["engine"], document["master"]) == ("spark", cluster.master_url)
     assert comparable(document) == comparable(local_result(SCENARIO, tmp_path))
+    assert max(files_per_level(tmp_path / "runs")) == 2 * CLUSTER_CORES
 
 
 def test_spark_submit_line_runs_on_the_cluster(cluster: StandaloneCluster, tmp_path: Path) -> None:
-    """The printed spark-submit line (zipped packages, shipped scenario, main.py) runs and matches local."""
+    """The printed spark-submit line (zipped packages, shipped scenario, main.py) runs and matches local, with the
+    settings it was given: kmc's own defaults do not override them."""
     from kmc.compose import spark_submit_arguments
 
     command = spark_submit_arguments(
         scenario=SCENARIO,
         master=cluster.master_url,
+        conf={"spark.sql.shuffle.partitions": "5"},
         submit_dir=tmp_path / "submit",
         run_root=str(tmp_path / "runs"),
         spark_submit=str(_pyspark_home() / "bin" / "spark-submit"),
@@ -242,6 +259,7 @@ def test_spark_submit_line_runs_on_the_cluster(cluster: StandaloneCluster, tmp_p
     document = json.loads(summary.read_text())
     assert document["master"] == cluster.master_url
     assert comparable(document) == comparable(local_result(SCENARIO, tmp_path))
+    assert max(files_per_level(tmp_path / "runs")) == 5
 
 
 def test_losing_a_worker_mid_run_changes_nothing(two_worker_cluster: StandaloneCluster, tmp_path: Path) -> None:

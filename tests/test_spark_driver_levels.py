@@ -8,7 +8,8 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 from toy_models.kafka_controller_toy import CONFIGS, KafkaControllerToy
@@ -26,6 +27,7 @@ from spark_explore.bfs import (
     _Search,
     run_spark_bfs,
 )
+from spark_explore.session import SessionStart, default_conf
 
 
 def _search(tmp_path: Path, **options: Any) -> _Search:
@@ -64,6 +66,36 @@ def test_a_cheap_step_or_a_single_core_keeps_the_levels_on_the_driver(tmp_path: 
     four_cores.driver_seconds_per_state = 1e-4  # 66.9 µs saved a state: the first job from 24,923 states on
     assert four_cores._on_driver(24_000) and not four_cores._on_driver(25_000)
     assert _search(tmp_path, master="spark://kafka-ci:7077").task_slots == 2  # executors not known yet
+
+
+class _RunningSession:
+    """A :class:`~spark_explore.session.SessionStart` whose session is up, with ``cores`` registered by its
+    executors (its context's default parallelism)."""
+
+    ready = True
+
+    def __init__(self, cores: int) -> None:
+        self.session = SimpleNamespace(sparkContext=SimpleNamespace(defaultParallelism=cores))
+
+    def get(self) -> Any:
+        return self.session
+
+
+def test_a_cluster_is_planned_for_the_cores_its_executors_registered(tmp_path: Path) -> None:
+    """A cluster's master is planned for two tasks at once until its session runs, then for the cores its executors
+    registered (Spark's default parallelism, which kmc leaves to Spark there), and a level for twice as many
+    files and shuffle partitions. A local master's cores are its own, and kmc sets its partitions itself."""
+    cluster = _search(tmp_path, master="spark://kafka-ci:7077")
+    assert (cluster.task_slots, cluster.level_files) == (2, 4)
+    cluster.session = cast(SessionStart, _RunningSession(12))
+    assert (cluster.task_slots, cluster.level_files) == (12, 24)
+    local = _search(tmp_path, master="local[3]")
+    local.session = cast(SessionStart, _RunningSession(12))
+    assert (local.task_slots, local.level_files) == (3, 6)
+    on_cluster = default_conf("spark://kafka-ci:7077", ui=False, log4j_file=None)
+    assert not {"spark.sql.shuffle.partitions", "spark.default.parallelism"} & on_cluster.keys()
+    on_three_cores = default_conf("local[3]", ui=False, log4j_file=None)
+    assert on_three_cores["spark.sql.shuffle.partitions"] == on_three_cores["spark.default.parallelism"] == "6"
 
 
 def test_the_session_starts_when_the_level_after_the_next_is_projected_to_be_a_spark_job(tmp_path: Path) -> None:
