@@ -166,10 +166,11 @@ DEFAULT_DRIVER_SECONDS = 2.0
 #: states took 8.2-9.0 s, 180-200 µs a state, where the next level took 83 µs a state). Later jobs, on workers
 #: already started, do not pay it.
 FIRST_JOB_SECONDS = 5.0
-#: A Python worker's time for a frontier state is about this many times the driver's, plus
-#: :data:`SPARK_SECONDS_PER_STATE`: it decodes every state it expands, and fills memos of its own (toy-MC3 and
-#: kafka-large, ``bench/spark_costs.py``, 2026-11-28: 26 µs of two cores' time a state where the driver takes 15
-#: µs, and 132 µs where it takes 100 µs, the JVM's share included).
+#: A Spark task's time for a frontier state is about this many times the driver's, plus
+#: :data:`SPARK_SECONDS_PER_STATE` (toy-MC3 and kafka-large, ``bench/spark_costs.py``, 2026-11-28: 26 µs of two
+#: cores' time a state where the driver takes 15 µs, and 132 µs where it takes 100 µs, the JVM's share included).
+#: The model's work in a Python worker whose memos are warm is the driver's (``bench/spark_worker.py``); the rest is
+#: Spark's: the JVM's Parquet, shuffle and Arrow transfer, and the tasks' collections.
 WORKER_FACTOR = 1.25
 SPARK_SECONDS_PER_STATE = 7.5e-6
 #: The first Spark job is judged on the time Spark saves on its level and on as much work again twice after it: a
