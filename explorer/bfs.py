@@ -40,7 +40,7 @@ that ``resume`` continues from there and ends with the counts of an uninterrupte
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +50,14 @@ import numpy as np
 from explorer import checkpoint as checkpoints
 from explorer.checkpoint import Checkpoint, LocalManifest, ResumeError, StoredDiscovery
 from explorer.contract import Model, PropertyKind
-from explorer.expand import ActionNames, Finding, PropertySet, expand_batch, rarer_young_collections
+from explorer.expand import (
+    ActionNames,
+    Finding,
+    PropertySet,
+    expand_batch,
+    grouped_order,
+    rarer_young_collections,
+)
 from explorer.fingerprint import FINGERPRINT_BITS, as_int, fingerprint, fingerprints_of
 from explorer.integrity import check_same_search
 from explorer.progress import ProgressSnapshot
@@ -336,8 +343,9 @@ class _Search:
         generated_by_action: dict[str, int] = {}
         generated = 0
         size = len(frontier)
-        for start, stop, states in frontier.states(_BATCH, model.decode, release=release):
-            fps = frontier.fps[start:stop]
+        fps_in_order, runs = _in_expansion_order(model, frontier, release)
+        for start, stop, states in runs:
+            fps = fps_in_order[start:stop]
             batch = expand_batch(model, states, property_set, names,
                                  generate=generate, skip=skip, fingerprint_bits=bits, keep_children=keep is not None)
             if batch.findings:
@@ -589,6 +597,32 @@ def bound_reached(
             f"was checked but not expanded (max_states={max_states})"
         )
     return None
+
+
+def _in_expansion_order(model: Model[Any, Any], frontier: Frontier, release: bool
+                        ) -> tuple[np.ndarray, Iterator[tuple[int, int, list[Any]]]]:
+    """The frontier's fingerprints and its states in runs of :data:`_BATCH` (``(start, stop, states)``), in the order
+    they are expanded: fingerprint order, or, when the model names the parts its states share (``shared_parts``) and
+    the frontier holds every state as a state, :func:`~explorer.expand.grouped_order`'s. ``release``: the states of a
+    run are dropped once the next run is asked for (:meth:`Frontier.states`)."""
+    shared_parts = getattr(model, "shared_parts", None)
+    kept = frontier.kept_states() if shared_parts is not None else None
+    if kept is None or shared_parts is None:
+        return frontier.fps, frontier.states(_BATCH, model.decode, release=release)
+    order = grouped_order(kept, shared_parts)
+    states = [kept[i] for i in order.tolist()]
+    del kept
+    if release:
+        frontier.release()
+    return frontier.fps[order], _runs(states, release)
+
+
+def _runs(states: list[Any], release: bool) -> Iterator[tuple[int, int, list[Any]]]:
+    for start in range(0, len(states), _BATCH):
+        run = states[start : start + _BATCH]
+        yield start, start + len(run), run
+        if release:
+            states[start : start + len(run)] = [None] * len(run)
 
 
 def _candidate(finding: Finding, kinds: dict[str, PropertyKind], depth: int, fp: int) -> Candidate:

@@ -37,6 +37,9 @@ bound, and expands them without decoding them (:class:`explorer.visited.NextLeve
 reduction does not offer it: its ``encode`` gives the bytes of another state of the orbit. A model that remembers
 what its states share may offer ``retain_parts(states)`` beside it: the engine hands it the states of the level it
 is about to expand (all of them, as ``intern_state`` made them), and the model may forget what none of them holds.
+A model whose states share parts (objects) may also name them, ``shared_parts(state) -> tuple``: an engine that
+holds a level's states as states expands those holding the same parts one after the other
+(:func:`explorer.expand.grouped_order`), which changes its speed and never its results.
 """
 
 from __future__ import annotations

@@ -242,6 +242,11 @@ class Frontier:
             states += segment[0].states
         return states
 
+    def release(self) -> None:
+        """Drop the states (as :meth:`batches` ``release`` does once they are all expanded): they cannot be expanded
+        or saved again."""
+        self._segments = [None] * len(self._segments)
+
     def batches(self, size: int, *, release: bool = False) -> Iterator[tuple[int, int, list[bytes]]]:
         """The states' bytes in runs of at most ``size``: ``(start, stop, bytes of the states start to stop)``.
         ``release``: drop each run's states once the next run is asked for, so that the level being built
@@ -423,7 +428,8 @@ class NextLevel:
         # Rows sorted by (parent fingerprint, action index), as the local BFS makes them when it expands
         # states in fingerprint order, need only a stable sort by child: the first row of each child is
         # then the one the parent rule picks. That order is checked (one pass) rather than assumed; rows
-        # in any other order, and 128-bit fingerprints, are sorted by all three keys.
+        # in any other order (states expanded grouped by the parts they share: explorer.expand.grouped_order),
+        # and 128-bit fingerprints, are sorted by all three keys.
         in_order = self._comparable and _in_rule_order(parents, actions)
         best = _first_per_child(children, parents, actions, in_order)
         best = best[~self.visited.contains(children[best])]

@@ -18,7 +18,8 @@ The width is recorded in the manifest; a resumed run keeps it.
 A level is expanded in one of two ways:
 
 * **on the driver**, when it is small: its frontier is read from its Parquet with pyarrow and expanded batch
-  by batch with :func:`explorer.expand.expand_batch`, de-duplicated by sorting
+  by batch with :func:`explorer.expand.expand_batch` (the states it holds grouped by the parts they share, as the
+  local BFS expands them: :func:`explorer.expand.grouped_order`), de-duplicated by sorting
   (:class:`explorer.visited.NextLevel`, the local BFS's own code) and written as the next level's Parquet. A
   level is small when the driver's best measured time per state on earlier levels, times the frontier, is
   below ``driver_seconds`` (and the frontier below ``driver_max_states``): a Spark job has a fixed cost of
@@ -98,7 +99,7 @@ import pyarrow.parquet as pq
 from explorer.bfs import KEEP_STATES, bound_reached
 from explorer.checkpoint import ResumeError, finished_run
 from explorer.contract import Model, ModelFactory, Property
-from explorer.expand import ActionNames, PropertySet, expand_batch, rarer_young_collections
+from explorer.expand import ActionNames, PropertySet, expand_batch, grouped_order, rarer_young_collections
 from explorer.fingerprint import (
     FINGERPRINT_BITS,
     array_checksum,
@@ -665,6 +666,10 @@ class _Search:
                 states = held_states(fps)
             data = frontier.column("data").to_pylist()
         del frontier
+        shared_parts = getattr(model, "shared_parts", None)
+        if data is None and states is not None and shared_parts is not None:  # expanded as the local BFS does
+            order = grouped_order(states, shared_parts)
+            fps, states = fps[order], [states[i] for i in order.tolist()]
         names = ActionNames()
         next_level = NextLevel(self.fingerprints, room, keep=keep, keep_states=KEEP_STATES)
         candidates: list[Candidate] = []

@@ -314,3 +314,42 @@ def test_the_search_hands_each_level_to_the_model_to_retain_and_finds_the_same_s
     assert [(d.property, d.path, d.action_indices) for d in result.discoveries] == \
         [(d.property, d.path, d.action_indices) for d in plain.discoveries]
     assert len(result.violations) == 2
+
+
+def test_states_sharing_parts_are_expanded_together_and_the_results_do_not_change() -> None:
+    """The Kafka model names the parts its states share (``shared_parts``): the local BFS expands each level grouped
+    by them (``grouped_order``) and finds every count, level, violation, trace and evidence it finds in fingerprint
+    order."""
+    from kmc.compose import model_for, resolve_scenario
+
+    scenario = resolve_scenario("kafka-3083")
+    model = model_for(scenario)
+    grouped: list[int] = []
+    shared_parts = model.shared_parts
+
+    def counting(state: Any) -> tuple[object, ...]:
+        grouped.append(1)
+        return shared_parts(state)
+
+    model.shared_parts = counting  # type: ignore[method-assign]
+    result = run_bfs(model, BfsOptions(keep_going=True))
+    in_fingerprint_order = model_for(scenario)
+    in_fingerprint_order.shared_parts = None  # type: ignore[assignment,method-assign]
+    plain = run_bfs(in_fingerprint_order, BfsOptions(keep_going=True))
+    assert len(grouped) == result.stats.distinct - 1  # every state but the last level's, which made none
+    assert result.stats == plain.stats
+    assert result.discoveries == plain.discoveries
+    assert [d.evidence for d in result.discoveries] == [d.evidence for d in plain.discoveries]
+    assert len(result.violations) == 2
+
+
+def test_grouped_order_puts_the_states_holding_the_same_parts_together() -> None:
+    """States holding the same first part (the same object) come together, within them by the second part, a part's
+    groups in the order the part first comes, and the states of a group in theirs."""
+    from explorer.expand import grouped_order
+
+    a, b, x, y = object(), object(), object(), object()
+    states = [(b, x), (a, y), (b, y), (a, x), (b, x), (a, y)]
+    assert grouped_order(states, lambda s: s).tolist() == [0, 4, 2, 3, 1, 5]  # b before a, x before y
+    assert grouped_order([], lambda s: s).tolist() == []
+    assert grouped_order(states, lambda s: ()).tolist() == [0, 1, 2, 3, 4, 5]

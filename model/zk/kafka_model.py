@@ -127,6 +127,12 @@ class KafkaControllerModel:
         for memo in (self._broker_steps, self._controller_steps, self._environment_steps):
             memo.keep(live)
 
+    def shared_parts(self, state: ClusterState) -> tuple[object, ...]:
+        """The optional contract method: ZooKeeper's part and the controller's, which the states of a level share
+        most (a broker's step leaves both, a controller's event leaves ZooKeeper), so that the engines expand the
+        states holding the same ones one after the other (:func:`explorer.expand.grouped_order`)."""
+        return (state.zk, state.controller)
+
     def canonical_encode(self, state: ClusterState) -> bytes:
         """The optional contract method behind ``--symmetry``: the least encoding of the state's orbit
         under the scenario's interchangeable brokers (:mod:`model.zk.symmetry`)."""
