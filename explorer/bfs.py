@@ -618,6 +618,7 @@ def _in_expansion_order(model: Model[Any, Any], frontier: Frontier, release: boo
 
 
 def _runs(states: list[Any], release: bool) -> Iterator[tuple[int, int, list[Any]]]:
+    """``states`` in runs of :data:`_BATCH`, each dropped from the list once the next is asked for (``release``)."""
     for start in range(0, len(states), _BATCH):
         run = states[start : start + _BATCH]
         yield start, start + len(run), run
