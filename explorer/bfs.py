@@ -606,12 +606,12 @@ def _in_expansion_order(model: Model[Any, Any], frontier: Frontier, release: boo
     the frontier holds every state as a state, :func:`~explorer.expand.grouped_order`'s. ``release``: the states of a
     run are dropped once the next run is asked for (:meth:`Frontier.states`)."""
     shared_parts = getattr(model, "shared_parts", None)
-    kept = frontier.kept_states() if shared_parts is not None else None
-    if kept is None or shared_parts is None:
+    held = frontier.held_states() if shared_parts is not None else None
+    if held is None or shared_parts is None:
         return frontier.fps, frontier.states(_BATCH, model.decode, release=release)
-    order = grouped_order(kept, shared_parts)
-    states = [kept[i] for i in order.tolist()]
-    del kept
+    order = grouped_order(held, shared_parts)
+    states = [held[i] for i in order.tolist()]
+    del held
     if release:
         frontier.release()
     return frontier.fps[order], _runs(states, release)

@@ -242,6 +242,20 @@ class Frontier:
             states += segment[0].states
         return states
 
+    def held_states(self) -> list[Any] | None:
+        """The frontier's states in its order, when it holds every one of them as a state (:class:`StateBlock`); None
+        if some are bytes. (A block may hold more states than the frontier takes of it: :meth:`kept_states`.)"""
+        states: list[Any] = []
+        for segment in self._segments:
+            if isinstance(segment, list) and not segment:
+                continue  # an empty frontier's
+            if segment is None or isinstance(segment, list) or not isinstance(segment[0], StateBlock):
+                return None
+            block, items = segment
+            held = block.unpack()
+            states += held if len(items) == len(block) else [held[i] for i in items.tolist()]
+        return states
+
     def release(self) -> None:
         """Drop the states (as :meth:`batches` ``release`` does once they are all expanded): they cannot be expanded
         or saved again."""

@@ -336,11 +336,17 @@ def test_states_sharing_parts_are_expanded_together_and_the_results_do_not_chang
     in_fingerprint_order = model_for(scenario)
     in_fingerprint_order.shared_parts = None  # type: ignore[assignment,method-assign]
     plain = run_bfs(in_fingerprint_order, BfsOptions(keep_going=True))
-    assert len(grouped) == result.stats.distinct - 1  # every state but the last level's, which made none
+    assert len(grouped) == result.stats.distinct - 1  # every state but the initial one
     assert result.stats == plain.stats
     assert result.discoveries == plain.discoveries
     assert [d.evidence for d in result.discoveries] == [d.evidence for d in plain.discoveries]
     assert len(result.violations) == 2
+    # a state bound cuts a level within a block of kept states: the frontier takes some of the block's states
+    for bound in (100, 300):
+        cut, plain_cut = (run_bfs(m, BfsOptions(keep_going=True, max_states=bound))
+                          for m in (model, in_fingerprint_order))
+        assert cut.stats.distinct == bound
+        assert (cut.stats, cut.discoveries) == (plain_cut.stats, plain_cut.discoveries)
 
 
 def test_grouped_order_puts_the_states_holding_the_same_parts_together() -> None:
