@@ -11,6 +11,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
 
+import pyarrow as pa
 import pytest
 from toy_models.kafka_controller_toy import CONFIGS, KafkaControllerToy
 
@@ -19,6 +20,7 @@ from explorer.contract import ModelFactory
 from kmc.compose import factory_for, resolve_scenario
 from model.zk.kafka_model import KafkaControllerModel
 from spark_explore import bfs as spark_bfs
+from spark_explore import level as spark_level
 from spark_explore.bfs import (
     DEFAULT_DRIVER_MAX_STATES,
     FIRST_JOB_SECONDS,
@@ -203,3 +205,37 @@ def test_the_engine_has_arrow_allocate_with_malloc_unless_told_otherwise(asked: 
     probe = "import spark_explore.bfs, pyarrow; print(pyarrow.default_memory_pool().backend_name)"
     out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == [backend]
+
+
+class _PartsModel:
+    """A model whose states are ``(part, bytes)``, the part one object per first byte: what ``frontier_runs`` reads."""
+
+    def __init__(self, shares: bool) -> None:
+        self.parts: dict[bytes, object] = {}
+        if shares:
+            self.shared_parts = lambda state: (state[0],)
+
+    def decode(self, data: bytes) -> tuple[object, bytes]:
+        return self.parts.setdefault(data[:1], object()), data
+
+
+def test_a_worker_expands_its_partition_grouped_by_the_parts_its_states_share(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Spark worker decodes GROUP_ROWS rows of its partition, Arrow batch after batch, and expands them in runs of
+    RUN_ROWS grouped by the parts their states share, as the driver expands a level; without ``shared_parts``, batch by
+    batch as they come. Every state comes once, with its own fingerprint."""
+    monkeypatch.setattr(spark_level, "GROUP_ROWS", 4)
+    monkeypatch.setattr(spark_level, "RUN_ROWS", 3)
+    data = [b"a0", b"b1", b"a2", b"c3", b"b4", b"a5", b"c6"]
+    batches = [pa.RecordBatch.from_pydict({"fp": list(range(k, min(k + 2, 7))), "data": data[k:k + 2]})
+               for k in range(0, 7, 2)]  # four batches: two chunks, of 4 and 3 rows
+
+    def runs(model: _PartsModel) -> list[list[tuple[int, bytes]]]:
+        return [[(int(fp), state[1]) for fp, state in zip(fps, states, strict=True)]
+                for fps, states in spark_level.frontier_runs(cast(Any, model), iter(batches))]
+
+    assert runs(_PartsModel(shares=True)) == [
+        [(0, b"a0"), (2, b"a2"), (1, b"b1")], [(3, b"c3")],  # the first chunk: a, then b, then c
+        [(4, b"b4"), (5, b"a5"), (6, b"c6")],  # the second: b, a, c, as its parts first come in it
+    ]
+    assert runs(_PartsModel(shares=False)) == [[(k, data[k]) for k in range(j, min(j + 2, 7))] for j in (0, 2, 4, 6)]
