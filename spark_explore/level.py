@@ -279,4 +279,3 @@ def new_states_table(new: NewStates, names: ActionNames, bits: int = 64) -> pa.T
         ],
         schema=level_arrow_schema(bits),
     )
-
