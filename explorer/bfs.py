@@ -55,7 +55,7 @@ from explorer.expand import (
     Finding,
     PropertySet,
     expand_batch,
-    grouped_order,
+    in_grouped_order,
     rarer_young_collections,
 )
 from explorer.fingerprint import FINGERPRINT_BITS, as_int, fingerprint, fingerprints_of
@@ -609,12 +609,11 @@ def _in_expansion_order(model: Model[Any, Any], frontier: Frontier, release: boo
     held = frontier.held_states() if shared_parts is not None else None
     if held is None or shared_parts is None:
         return frontier.fps, frontier.states(_BATCH, model.decode, release=release)
-    order = grouped_order(held, shared_parts)
-    states = [held[i] for i in order.tolist()]
+    fps, states = in_grouped_order(frontier.fps, held, shared_parts)
     del held
     if release:
         frontier.release()
-    return frontier.fps[order], _runs(states, release)
+    return fps, _runs(states, release)
 
 
 def _runs(states: list[Any], release: bool) -> Iterator[tuple[int, int, list[Any]]]:

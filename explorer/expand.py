@@ -277,6 +277,13 @@ def grouped_order(states: Sequence[Any], shared_parts: Callable[[Any], tuple[Any
     return np.array(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.int64)
 
 
+def in_grouped_order(fps: np.ndarray, states: Sequence[Any], shared_parts: Callable[[Any], tuple[Any, ...]]
+                     ) -> tuple[np.ndarray, list[Any]]:
+    """``fps`` and ``states`` (a state's fingerprint at its place) reordered by :func:`grouped_order`."""
+    order = grouped_order(states, shared_parts)
+    return fps[order], [states[i] for i in order.tolist()]
+
+
 def _by_trigger(properties: Sequence[Property]) -> tuple[tuple[Any, tuple[Property, ...]], ...]:
     """The properties grouped by their trigger (the same object), each group once, in the order of first
     appearance: :func:`expand_batch` evaluates a group's trigger once and checks its properties only where it is

@@ -233,28 +233,32 @@ class Frontier:
     def kept_states(self) -> list[Any] | None:
         """The states of every block that holds this frontier's states as states (:class:`StateBlock`), the states
         of the frontier among them; None if some of its states are bytes."""
-        states: list[Any] = []
-        for segment in self._segments:
-            if isinstance(segment, list) and not segment:
-                continue  # an empty frontier's
-            if segment is None or isinstance(segment, list) or not isinstance(segment[0], StateBlock):
-                return None
-            states += segment[0].states
-        return states
+        blocks = self._state_blocks()
+        return None if blocks is None else [state for block, _ in blocks for state in block.states]
 
     def held_states(self) -> list[Any] | None:
         """The frontier's states in its order, when it holds every one of them as a state (:class:`StateBlock`); None
         if some are bytes. (A block may hold more states than the frontier takes of it: :meth:`kept_states`.)"""
+        blocks = self._state_blocks()
+        if blocks is None:
+            return None
         states: list[Any] = []
+        for block, items in blocks:
+            held = block.unpack()
+            states += held if len(items) == len(block) else [held[i] for i in items.tolist()]
+        return states
+
+    def _state_blocks(self) -> list[tuple[StateBlock, np.ndarray]] | None:
+        """The frontier's segments, each a :class:`StateBlock` and the places of the frontier's states in it; None if
+        some segment holds bytes (or was released)."""
+        blocks: list[tuple[StateBlock, np.ndarray]] = []
         for segment in self._segments:
             if isinstance(segment, list) and not segment:
                 continue  # an empty frontier's
             if segment is None or isinstance(segment, list) or not isinstance(segment[0], StateBlock):
                 return None
-            block, items = segment
-            held = block.unpack()
-            states += held if len(items) == len(block) else [held[i] for i in items.tolist()]
-        return states
+            blocks.append((segment[0], segment[1]))
+        return blocks
 
     def release(self) -> None:
         """Drop the states (as :meth:`batches` ``release`` does once they are all expanded): they cannot be expanded

@@ -99,7 +99,7 @@ import pyarrow.parquet as pq
 from explorer.bfs import KEEP_STATES, bound_reached
 from explorer.checkpoint import ResumeError, finished_run
 from explorer.contract import Model, ModelFactory, Property
-from explorer.expand import ActionNames, PropertySet, expand_batch, grouped_order, rarer_young_collections
+from explorer.expand import ActionNames, PropertySet, expand_batch, in_grouped_order, rarer_young_collections
 from explorer.fingerprint import (
     FINGERPRINT_BITS,
     array_checksum,
@@ -668,8 +668,7 @@ class _Search:
         del frontier
         shared_parts = getattr(model, "shared_parts", None)
         if data is None and states is not None and shared_parts is not None:  # expanded as the local BFS does
-            order = grouped_order(states, shared_parts)
-            fps, states = fps[order], [states[i] for i in order.tolist()]
+            fps, states = in_grouped_order(fps, states, shared_parts)
         names = ActionNames()
         next_level = NextLevel(self.fingerprints, room, keep=keep, keep_states=KEEP_STATES)
         candidates: list[Candidate] = []

@@ -45,7 +45,7 @@ import pyarrow as pa
 from pyspark.accumulators import Accumulator, AccumulatorParam
 
 from explorer.contract import Model, ModelFactory
-from explorer.expand import ActionNames, BatchExpansion, PropertySet, expand_batch, grouped_order
+from explorer.expand import ActionNames, BatchExpansion, PropertySet, expand_batch, in_grouped_order
 from explorer.fingerprint import as_int
 from explorer.visited import NewStates, sorted_contains
 from spark_explore.columns import column_fingerprints, fingerprint_arrays, fp_columns, level_arrow_schema
@@ -206,8 +206,7 @@ def _grouped_runs(model: Model[Any, Any], shared_parts: Callable[[Any], tuple[An
     fps = column_fingerprints(table, fp_columns(bits), bits)
     states = list(map(model.decode, table.column("data").to_pylist()))
     del table
-    order = grouped_order(states, shared_parts)
-    fps, states = fps[order], [states[i] for i in order.tolist()]
+    fps, states = in_grouped_order(fps, states, shared_parts)
     for start in range(0, len(states), RUN_ROWS):
         yield fps[start : start + RUN_ROWS], states[start : start + RUN_ROWS]
 
